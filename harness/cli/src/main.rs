@@ -1,1 +1,35 @@
-fn main() {}
+//! `harness`: the command-line entry point. Parses arguments, dispatches to one module per
+//! subcommand, and maps outcomes to exit codes (see [`exit`]).
+
+mod commands;
+mod exit;
+
+use clap::{Parser, Subcommand};
+
+/// Reproduce Kubernetes traffic failures as assertable scenarios.
+#[derive(Debug, Parser)]
+#[command(name = "harness", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check scenario files strictly; report every problem with file:line:column.
+    Validate(commands::validate::ValidateArgs),
+    /// Print the JSON Schema of the scenario format (for editors).
+    Schema(commands::schema::SchemaArgs),
+    /// What would the EndpointSlice controller and kube-proxy do with these objects?
+    Hints(commands::hints::HintsArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Validate(args) => commands::validate::run(args),
+        Command::Schema(args) => commands::schema::run(args),
+        Command::Hints(args) => commands::hints::run(args),
+    };
+    std::process::exit(exit::code_for(outcome));
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand; each exposes `XArgs` (clap) and `run(XArgs) -> exit::Outcome`.
+
+pub mod hints;
+pub mod schema;
+pub mod validate;
