@@ -1,0 +1,120 @@
+//! Request routing for flagsvc: maps method and path to a handler and stamps the pod identity
+//! on every response.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Incoming;
+use workload_common::identity::IdentityHeaders;
+use workload_common::serve::Lifecycle;
+
+use crate::Config;
+use crate::flags::FlagStore;
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// Shared state of all connections.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<AppInner>,
+}
+
+struct AppInner {
+    config: Config,
+    identity: IdentityHeaders,
+    store: Arc<FlagStore>,
+    lifecycle: Lifecycle,
+}
+
+impl App {
+    pub fn new(config: Config, store: Arc<FlagStore>, lifecycle: Lifecycle) -> Self {
+        let identity = config.identity.headers();
+        Self {
+            inner: Arc::new(AppInner {
+                config,
+                identity,
+                store,
+                lifecycle,
+            }),
+        }
+    }
+
+    /// A hyper service answering with this app.
+    pub fn into_service(
+        self,
+    ) -> impl hyper::service::Service<
+        Request<Incoming>,
+        Response = Response<Body>,
+        Error = Infallible,
+        Future = impl Future<Output = Result<Response<Body>, Infallible>> + Send,
+    > + Clone
+    + Send
+    + 'static {
+        hyper::service::service_fn(move |req| {
+            let app = self.clone();
+            async move {
+                let mut response = app.handle(req).await;
+                app.inner.identity.apply(response.headers_mut());
+                Ok(response)
+            }
+        })
+    }
+
+    async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
+        let path = req.uri().path();
+        match (req.method(), path) {
+            (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
+            (&Method::GET, "/readyz") if self.inner.lifecycle.is_draining() => {
+                text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+            }
+            (&Method::GET, "/readyz") => text(StatusCode::OK, "ready\n"),
+            (&Method::GET, "/stream") => self.stream(),
+            (&Method::GET, p) if p.starts_with("/flags/") && p.len() > "/flags/".len() => {
+                let key = p["/flags/".len()..].to_string();
+                self.flag(&key).await
+            }
+            (m, p) if m != Method::GET && (p.starts_with("/flags/") || p == "/stream") => {
+                text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
+            }
+            _ => text(StatusCode::NOT_FOUND, "not found\n"),
+        }
+    }
+
+    async fn flag(&self, key: &str) -> Response<Body> {
+        self.inner.config.service_time.spend().await;
+        let flag = self.inner.store.get(key);
+        let body = serde_json::to_vec(&flag).unwrap_or_default();
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)).boxed())
+            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "encode\n"))
+    }
+
+    fn stream(&self) -> Response<Body> {
+        let events = crate::sse::event_stream(
+            &self.inner.store,
+            self.inner.config.sse_heartbeat,
+            self.inner.lifecycle.streams_closing(),
+        );
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(BodyExt::boxed(StreamBody::new(events)))
+            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "stream\n"))
+    }
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain"),
+    );
+    response
+}
