@@ -1,0 +1,117 @@
+//! Reading the sidecars: a readiness probe (`GET /readyz`, as the kubelet's httpGet probe: any
+//! 2xx or 3xx within the timeout is success) and a scrape of the admin port's Prometheus text
+//! into the numbers the measurements use.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One scrape of a sidecar's destination-side metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SidecarMetrics {
+    pub in_flight: u64,
+    pub queue_depth: u64,
+    pub admitted: u64,
+    pub rejected_queue_full: u64,
+    pub rejected_queue_timeout: u64,
+}
+
+/// HTTP client shared by probes and scrapes (no proxy, short timeouts, loopback only).
+#[derive(Debug, Clone)]
+pub struct Scraper {
+    client: reqwest::Client,
+}
+
+impl Scraper {
+    pub fn new(timeout: Duration) -> Self {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(timeout)
+            .pool_max_idle_per_host(2)
+            .build()
+            .expect("a plain HTTP client always builds");
+        Self { client }
+    }
+
+    /// The kubelet's httpGet probe: success on 200–399.
+    pub async fn probe_ready(&self, addr: SocketAddr) -> bool {
+        match self
+            .client
+            .get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+        {
+            Ok(resp) => {
+                let code = resp.status().as_u16();
+                (200..400).contains(&code)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Scrapes `http://admin/metrics`; `None` when the sidecar does not answer.
+    pub async fn sidecar_metrics(&self, admin: SocketAddr) -> Option<SidecarMetrics> {
+        let resp = self
+            .client
+            .get(format!("http://{admin}/metrics"))
+            .send()
+            .await
+            .ok()?;
+        let text = resp.text().await.ok()?;
+        Some(parse_sidecar_metrics(&text))
+    }
+}
+
+/// Picks the sidecar's series out of Prometheus text exposition.
+pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
+    let mut m = SidecarMetrics::default();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((series, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.trim().parse::<f64>() else {
+            continue;
+        };
+        let value = value.max(0.0) as u64;
+        match series {
+            "sidecar_in_flight" => m.in_flight = value,
+            "sidecar_queue_depth" => m.queue_depth = value,
+            "sidecar_admitted_total" => m.admitted = value,
+            s if s.starts_with("sidecar_rejected_total{")
+                && s.contains("reason=\"queue_full\"") =>
+            {
+                m.rejected_queue_full = value
+            }
+            s if s.starts_with("sidecar_rejected_total{")
+                && s.contains("reason=\"queue_timeout\"") =>
+            {
+                m.rejected_queue_timeout = value
+            }
+            _ => {}
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_sidecar_series() {
+        let text = "# HELP sidecar_in_flight x\n# TYPE sidecar_in_flight gauge\nsidecar_in_flight 7\n\
+                    sidecar_queue_depth 3\nsidecar_admitted_total 1200\n\
+                    sidecar_rejected_total{reason=\"queue_full\"} 4\n\
+                    sidecar_rejected_total{reason=\"queue_timeout\"} 9\n\
+                    sidecar_request_duration_seconds_bucket{le=\"0.1\"} 5\n# EOF\n";
+        assert_eq!(
+            parse_sidecar_metrics(text),
+            SidecarMetrics {
+                in_flight: 7,
+                queue_depth: 3,
+                admitted: 1200,
+                rejected_queue_full: 4,
+                rejected_queue_timeout: 9,
+            }
+        );
+    }
+}
