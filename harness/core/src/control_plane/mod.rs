@@ -1,0 +1,6 @@
+//! The modelled Kubernetes control plane of the local target, as pure state machines: where
+//! pods are scheduled ([`placement`]) and what the EndpointSlice controller and kube-proxy make
+//! of the Service's pods ([`endpoints`]).
+
+pub mod endpoints;
+pub mod placement;
