@@ -1,0 +1,49 @@
+//! The `sidecar` binary: parses flags, binds both listeners, runs [`sidecar::serve`] until
+//! SIGTERM/SIGINT.
+
+use anyhow::Context;
+use clap::Parser;
+use sidecar::Cli;
+use workload_common::identity::Identity;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    workload_common::init_tracing();
+    let cli = Cli::parse();
+    let config = match cli.to_config(Identity::from_env()) {
+        Ok(config) => config,
+        Err(e) => {
+            // Invalid input: the usage exit code, like clap's own parse errors.
+            eprintln!("sidecar: {e}");
+            std::process::exit(2);
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(cli.listen)
+        .await
+        .with_context(|| format!("binding --listen {}", cli.listen))?;
+    let admin = tokio::net::TcpListener::bind(cli.admin_listen)
+        .await
+        .with_context(|| format!("binding --admin-listen {}", cli.admin_listen))?;
+    // Machine-readable: the harness (and scripts) read the bound ports from this line.
+    println!(
+        "listening http={} admin={}",
+        listener.local_addr()?,
+        admin.local_addr()?
+    );
+    tracing::info!(
+        listen = %listener.local_addr()?,
+        admin = %admin.local_addr()?,
+        upstream = %config.upstream,
+        max_concurrency = config.max_concurrency,
+        "sidecar starting"
+    );
+    let summary = sidecar::serve(
+        listener,
+        admin,
+        config,
+        workload_common::signal::terminate(),
+    )
+    .await?;
+    tracing::info!(?summary, "sidecar stopped");
+    Ok(())
+}

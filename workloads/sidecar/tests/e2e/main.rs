@@ -1,0 +1,12 @@
+//! The sidecar end to end on loopback: a test upstream (hyper) behind a real sidecar, real
+//! clients in front. Every wait is bounded; timing assertions are generous.
+
+mod support;
+mod upstream;
+
+mod drain;
+mod failures;
+mod limits;
+mod metrics;
+mod readiness;
+mod streams;
