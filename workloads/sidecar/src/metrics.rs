@@ -42,6 +42,9 @@ pub struct Metrics {
     pub ready: Gauge,
     /// `sidecar_streams_open`: streaming upstream responses currently being relayed.
     pub streams_open: Gauge,
+    /// `sidecar_received_total`: proxied requests that reached the sidecar, counted on arrival
+    /// (received = admitted + rejected + still queued + abandoned by their client while queued).
+    pub received: Counter,
     /// `sidecar_admitted_total`: requests that got a concurrency slot.
     pub admitted: Counter,
     /// `sidecar_rejected_total{reason="queue_full|queue_timeout"}`.
@@ -82,6 +85,7 @@ impl Metrics {
             max_concurrency: Gauge::default(),
             ready: Gauge::default(),
             streams_open: Gauge::default(),
+            received: Counter::default(),
             admitted: Counter::default(),
             rejected: Family::default(),
             upstream_responses: Family::default(),
@@ -160,6 +164,11 @@ impl Metrics {
             "sidecar_streams_open",
             "Streaming responses being relayed",
             self.streams_open.clone(),
+        );
+        r.register(
+            "sidecar_received",
+            "Proxied requests that reached the sidecar, counted on arrival",
+            self.received.clone(),
         );
         r.register(
             "sidecar_admitted",

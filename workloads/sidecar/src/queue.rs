@@ -215,6 +215,7 @@ where
         let mut svc = self.inner.clone();
         let handle = self.handle.clone();
         let metrics = self.metrics.clone();
+        metrics.received.inc();
         Box::pin(async move {
             admit(&mut svc, &handle, &metrics).await?;
             metrics.admitted.inc();

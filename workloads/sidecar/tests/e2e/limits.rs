@@ -32,6 +32,7 @@ async fn never_more_than_n_in_flight_under_tenfold_overload() {
     assert_eq!(upstream.max_in_flight(), 4, "limit reached, never exceeded");
     assert_eq!(upstream.requests(), 120);
     assert_eq!(sidecar.metric("sidecar_admitted_total").await, 120.0);
+    assert_eq!(sidecar.metric("sidecar_received_total").await, 120.0);
     assert_eq!(sidecar.metric("sidecar_in_flight").await, 0.0);
 }
 
