@@ -3,6 +3,7 @@
 
 mod commands;
 mod exit;
+mod progress;
 
 use clap::{Parser, Subcommand};
 
@@ -18,6 +19,10 @@ struct Cli {
 enum Command {
     /// Check scenario files strictly; report every problem with file:line:column.
     Validate(commands::validate::ValidateArgs),
+    /// Run a scenario and write its verdict and reports.
+    Run(commands::run::RunArgs),
+    /// Show what a run would do (placement, hints, reachability), without running it.
+    Plan(commands::plan::PlanArgs),
     /// Print the JSON Schema of the scenario format (for editors).
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
@@ -27,6 +32,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Plan(args) => commands::plan::run(args),
         Command::Validate(args) => commands::validate::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Hints(args) => commands::hints::run(args),

@@ -3,3 +3,7 @@
 
 pub mod report;
 pub mod measure;
+pub mod k8s;
+pub mod control_plane;
+pub mod scenario;
+pub mod engine;

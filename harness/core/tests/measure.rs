@@ -31,6 +31,7 @@ fn sample(t_s: f64, ready: bool, in_flight: u64, admitted: u64, full: u64) -> Po
         ready,
         in_flight,
         queue_depth: 0,
+        received: 0,
         admitted,
         rejected_queue_full: full,
         rejected_queue_timeout: 0,
@@ -48,13 +49,25 @@ fn run() -> RunData {
         // run second 3: 80 ok + 20 timeouts
         second(2, 80, 0, 20, &[("a", 40), ("b", 40)], 900.0),
     ];
+    // Sidecar arrivals (cumulative at t = 0, 1, 2, 3) match the responses above.
+    let arrivals = |name: &str| -> [u64; 4] {
+        match name {
+            "a" => [0, 50, 100, 140],
+            "b" => [0, 50, 99, 139],
+            "c" => [0, 0, 1, 1],
+            _ => [0; 4],
+        }
+    };
     let pod = |name: &str, ready: bool, in_flight: u64| PodRun {
         name: name.into(),
         node: "n".into(),
         zone: "z".into(),
         max_concurrency: 8,
         samples: (0..4)
-            .map(|i| sample(i as f64, ready, in_flight, 10 * i, i))
+            .map(|i| PodSample {
+                received: arrivals(name)[i],
+                ..sample(i as f64, ready, in_flight, 10 * i as u64, i as u64)
+            })
             .collect(),
     };
     RunData {
@@ -127,6 +140,16 @@ fn error_rates_count_each_kind_in_the_window() {
 }
 
 #[test]
+fn warmup_rows_before_the_load_start_are_not_counted() {
+    let mut run = run();
+    // The generator started 2 s before the measured load: its rows 0 and 1 were warm-up.
+    run.generators[0].report.started_at_unix_ms = 998_000;
+    let o = outcomes(&run, Window::whole(&run));
+    assert_eq!(o.attempted, 100, "only row 2 (run second 0) counts");
+    assert_eq!(o.transport_errors["timeout"], 20);
+}
+
+#[test]
 fn skew_uses_ready_pods_and_flags_starved_ones() {
     let run = run();
     let s = skew(&run, Window::whole(&run));
@@ -139,6 +162,33 @@ fn skew_uses_ready_pods_and_flags_starved_ones() {
     let var = ((140.0 - mean).powi(2) + (139.0 - mean).powi(2) + (1.0 - mean).powi(2)) / 3.0;
     assert!((s.cv.unwrap() - var.sqrt() / mean).abs() < 1e-9);
     assert_eq!(starved_pods(&run, Window::whole(&run)).value, Some(1.0));
+}
+
+#[test]
+fn a_pod_whose_requests_all_hang_is_saturated_not_starved() {
+    let mut run = run();
+    // Pod b answered nothing (every request timed out in its queue), but 139 reached it.
+    for row in &mut run.generators[0].report.timeline {
+        row.by_backend.remove("b");
+    }
+    assert_eq!(responses_per_pod(&run, Window::whole(&run)).get("b"), None);
+    let s = skew(&run, Window::whole(&run));
+    assert_eq!(s.requests["b"], 139);
+    assert_eq!(s.starved, vec!["c".to_string()]);
+}
+
+#[test]
+fn pods_ready_for_less_than_half_the_window_are_not_eligible() {
+    let mut run = run();
+    // c was ready only at t=3: 1 of 4 seconds.
+    for (i, s) in run.pods[2].samples.iter_mut().enumerate() {
+        s.ready = i == 3;
+    }
+    assert_eq!(eligible_pods(&run, Window::whole(&run)), vec!["a", "b"]);
+    assert_eq!(
+        skew(&run, Window::whole(&run)).starved,
+        Vec::<String>::new()
+    );
 }
 
 #[test]

@@ -20,12 +20,12 @@ impl WorkloadBins {
         let mut candidates = Vec::new();
         if let Some(dir) = std::env::var_os("HARNESS_BIN_DIR") {
             candidates.push(PathBuf::from(dir));
-        } else if let Ok(exe) = std::env::current_exe() {
-            if let Some(dir) = exe.parent() {
-                candidates.push(dir.to_path_buf());
-                if let Some(parent) = dir.parent() {
-                    candidates.push(parent.to_path_buf());
-                }
+        } else if let Ok(exe) = std::env::current_exe()
+            && let Some(dir) = exe.parent()
+        {
+            candidates.push(dir.to_path_buf());
+            if let Some(parent) = dir.parent() {
+                candidates.push(parent.to_path_buf());
             }
         }
         for dir in &candidates {

@@ -5,8 +5,16 @@
 
 pub mod bins;
 pub mod kube_proxy;
+pub mod load;
+pub mod pods;
+pub mod prober;
 pub mod process;
+pub mod sampler;
 pub mod scrape;
+pub mod shared;
+pub mod target;
+
+pub use target::LocalTarget;
 
 /// Errors of the local target; each names what failed and how to reproduce or fix it.
 #[derive(Debug, thiserror::Error)]

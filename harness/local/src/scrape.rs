@@ -10,6 +10,7 @@ use std::time::Duration;
 pub struct SidecarMetrics {
     pub in_flight: u64,
     pub queue_depth: u64,
+    pub received: u64,
     pub admitted: u64,
     pub rejected_queue_full: u64,
     pub rejected_queue_timeout: u64,
@@ -75,6 +76,7 @@ pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
         match series {
             "sidecar_in_flight" => m.in_flight = value,
             "sidecar_queue_depth" => m.queue_depth = value,
+            "sidecar_received_total" => m.received = value,
             "sidecar_admitted_total" => m.admitted = value,
             s if s.starts_with("sidecar_rejected_total{")
                 && s.contains("reason=\"queue_full\"") =>
@@ -99,7 +101,7 @@ mod tests {
     #[test]
     fn parses_the_sidecar_series() {
         let text = "# HELP sidecar_in_flight x\n# TYPE sidecar_in_flight gauge\nsidecar_in_flight 7\n\
-                    sidecar_queue_depth 3\nsidecar_admitted_total 1200\n\
+                    sidecar_queue_depth 3\nsidecar_received_total 1300\nsidecar_admitted_total 1200\n\
                     sidecar_rejected_total{reason=\"queue_full\"} 4\n\
                     sidecar_rejected_total{reason=\"queue_timeout\"} 9\n\
                     sidecar_request_duration_seconds_bucket{le=\"0.1\"} 5\n# EOF\n";
@@ -108,6 +110,7 @@ mod tests {
             SidecarMetrics {
                 in_flight: 7,
                 queue_depth: 3,
+                received: 1300,
                 admitted: 1200,
                 rejected_queue_full: 4,
                 rejected_queue_timeout: 9,

@@ -141,6 +141,23 @@ impl ServiceEndpoints {
         self.node_changed()
     }
 
+    /// A node's zone label changed. Its pods' endpoints take the new zone at the next
+    /// reconcile (the controller reads the zone from the node then); the label change itself
+    /// only updates the topology cache.
+    pub fn relabel_node(&mut self, name: &str, zone: &str) -> Vec<EventKind> {
+        let Some(mut node) = self.nodes.get(name).cloned() else {
+            return Vec::new();
+        };
+        node.zone = Some(zone.to_owned());
+        for pod in self.pods.values_mut().filter(|p| p.node == name) {
+            pod.zone = zone.to_owned();
+        }
+        if !self.zones.iter().any(|z| z == zone) {
+            self.zones.push(zone.to_owned());
+        }
+        self.upsert_node(node)
+    }
+
     /// A node was deleted.
     pub fn remove_node(&mut self, name: &str) -> Vec<EventKind> {
         self.nodes.remove(name);

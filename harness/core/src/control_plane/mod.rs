@@ -2,5 +2,6 @@
 //! pods are scheduled ([`placement`]) and what the EndpointSlice controller and kube-proxy make
 //! of the Service's pods ([`endpoints`]).
 
+pub mod cluster;
 pub mod endpoints;
 pub mod placement;

@@ -87,7 +87,7 @@ fn system_defaults() -> Vec<Spread> {
     ]
 }
 
-fn domain<'a>(node: &'a CandidateNode, key: SpreadKey) -> &'a str {
+fn domain(node: &CandidateNode, key: SpreadKey) -> &str {
     match key {
         SpreadKey::Zone => &node.zone,
         SpreadKey::Hostname => &node.name,

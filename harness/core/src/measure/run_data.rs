@@ -90,6 +90,9 @@ pub struct PodSample {
     pub ready: bool,
     pub in_flight: u64,
     pub queue_depth: u64,
+    /// Requests that reached the sidecar (arrivals), cumulative.
+    #[serde(default)]
+    pub received: u64,
     pub admitted: u64,
     pub rejected_queue_full: u64,
     pub rejected_queue_timeout: u64,
@@ -149,18 +152,16 @@ impl RunData {
         self.duration_s.ceil().max(0.0) as usize
     }
 
-    /// Each generator's timeline rows with their second index on the run's clock.
+    /// Each generator's timeline rows with their second index on the run's clock. Rows from
+    /// before the load start (a generator's warm-up) are left out.
     pub fn load_seconds(&self) -> impl Iterator<Item = (&GeneratorRun, usize, &LoadSecond)> {
         self.generators.iter().flat_map(move |g| {
-            let offset_ms = g
-                .report
-                .started_at_unix_ms
-                .saturating_sub(self.load_started_unix_ms);
-            let offset = (offset_ms as f64 / 1000.0).round() as usize;
-            g.report
-                .timeline
-                .iter()
-                .map(move |row| (g, offset + row.t as usize, row))
+            let offset_ms = g.report.started_at_unix_ms as i64 - self.load_started_unix_ms as i64;
+            let offset = (offset_ms as f64 / 1000.0).round() as i64;
+            g.report.timeline.iter().filter_map(move |row| {
+                let second = offset + row.t as i64;
+                usize::try_from(second).ok().map(|s| (g, s, row))
+            })
         })
     }
 }

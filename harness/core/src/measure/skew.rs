@@ -1,7 +1,7 @@
-//! Per-pod distribution: responses each pod got in a window (source-side attribution from the
-//! `x-pod` header), over the pods that should have received traffic (ready in the Service's
-//! endpoints for at least half the window), as max/mean, coefficient of variation and starved
-//! pods (below 10% of a fair share).
+//! Per-pod distribution: requests each pod received in a window (destination side where a
+//! sidecar counts arrivals, else responses attributed by the `x-pod` header), over the pods
+//! that should have received traffic (ready in the Service's endpoints for at least half the
+//! window), as max/mean, coefficient of variation and starved pods (below 10% of a fair share).
 
 use std::collections::BTreeMap;
 
@@ -20,8 +20,29 @@ pub struct SkewStats {
     pub starved: Vec<String>,
 }
 
-/// Responses per pod in the window, over all generators.
+/// Requests each pod received in the window. Where the pod has a sidecar this is the
+/// destination side: arrivals counted by the sidecar (so requests that hung in its queue count
+/// for the pod they reached); without one, responses attributed by `x-pod`.
 pub fn requests_per_pod(run: &RunData, window: Window) -> BTreeMap<String, u64> {
+    let mut counts = responses_per_pod(run, window);
+    for pod in run.pods.iter().filter(|p| p.max_concurrency > 0) {
+        let at = |t: f64| {
+            pod.samples
+                .iter()
+                .take_while(|s| s.t_s <= t)
+                .last()
+                .map_or(0, |s| s.received)
+        };
+        counts.insert(
+            pod.name.clone(),
+            at(window.to_s).saturating_sub(at(window.from_s)),
+        );
+    }
+    counts
+}
+
+/// Responses per pod in the window (source side, from the `x-pod` header), over all generators.
+pub fn responses_per_pod(run: &RunData, window: Window) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for (_, second, row) in run.load_seconds() {
         if window.has_second(second) {
@@ -33,22 +54,23 @@ pub fn requests_per_pod(run: &RunData, window: Window) -> BTreeMap<String, u64> 
     counts
 }
 
-/// Pods ready for at least half of their samples inside the window. Without samples (a target
-/// that cannot observe readiness), every pod that appears in the run counts.
+/// Pods that should have received traffic: ready (in the Service's endpoints) for at least
+/// half of the window. Without samples (a target that cannot observe readiness), every pod
+/// that appears in the run counts.
 pub fn eligible_pods(run: &RunData, window: Window) -> Vec<String> {
+    let window_seconds = (window.to_s - window.from_s).max(0.0);
     run.pods
         .iter()
         .filter(|pod| {
-            let inside: Vec<_> = pod
+            if pod.samples.is_empty() {
+                return true;
+            }
+            let ready = pod
                 .samples
                 .iter()
-                .filter(|s| window.has_instant(s.t_s))
-                .collect();
-            if inside.is_empty() {
-                return pod.samples.is_empty();
-            }
-            let ready = inside.iter().filter(|s| s.ready).count();
-            ready * 2 >= inside.len()
+                .filter(|s| window.has_instant(s.t_s) && s.ready)
+                .count() as f64;
+            ready * 2.0 >= window_seconds.floor()
         })
         .map(|pod| pod.name.clone())
         .collect()

@@ -1,0 +1,288 @@
+//! `harness hints --nodes ... --endpointslices ... [--service ...]`: predicts what the
+//! EndpointSlice controller does on its next reconcile of the Service's slices (no pod change),
+//! then what kube-proxy in each zone and on each node does with the result.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::bail;
+use harness_core::k8s::{
+    ControllerOptions, Event, HintsInput, HintsOutcome, ProxyNode, ProxyOptions, RoutingMode,
+    ServicePolicy, ServiceTopology, compute_hints, usable_endpoints,
+};
+use harness_core::k8s::{Endpoint, Node};
+use serde::Serialize;
+
+use super::convert::{self, OwnedSlice, ServiceInfo};
+use super::load::Source;
+
+/// One endpoint after the reconcile.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointRow {
+    pub address: String,
+    pub zone: Option<String>,
+    pub node: Option<String>,
+    /// The `ready` condition as written (`null` when unset).
+    pub ready: Option<bool>,
+    pub slice: String,
+    pub for_zones: Vec<String>,
+    pub for_nodes: Vec<String>,
+}
+
+/// The prediction, as printed with `--output json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub service: String,
+    pub mode: String,
+    pub zone_cpu_ratios: Option<BTreeMap<String, f64>>,
+    pub hints_enabled: bool,
+    pub events: Vec<Event>,
+    pub endpoints: Vec<EndpointRow>,
+    /// Zone -> addresses kube-proxy uses for a client on a node of that zone that hosts no
+    /// endpoint of the Service.
+    pub reachable_from: BTreeMap<String, Vec<String>>,
+    /// Node -> addresses kube-proxy on that node uses.
+    pub reachable_from_nodes: BTreeMap<String, Vec<String>>,
+    pub assumptions: Vec<String>,
+}
+
+/// Reads the three files and builds the report. Every error is about the input.
+pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow::Result<Report> {
+    let src = Source::read(nodes)?;
+    let nodes: Vec<Node> = src
+        .objects()?
+        .iter()
+        .map(|n| convert::node(&src, n))
+        .collect::<anyhow::Result<_>>()?;
+    let src = Source::read(slices)?;
+    let slices: Vec<OwnedSlice> = src
+        .objects()?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| convert::slice(&src.name, i, s))
+        .collect::<anyhow::Result<_>>()?;
+    let service = match service {
+        Some(path) => {
+            let svc_src = Source::read(path)?;
+            Some(convert::service(&svc_src.name, &svc_src.objects()?)?)
+        }
+        None => None,
+    };
+    build(&nodes, &src.name, slices, service)
+}
+
+/// Predicts the reconcile for already-decoded objects.
+pub fn build(
+    nodes: &[Node],
+    slices_name: &str,
+    slices: Vec<OwnedSlice>,
+    service: Option<ServiceInfo>,
+) -> anyhow::Result<Report> {
+    let (key, slices) = select_slices(slices_name, slices, service.as_ref())?;
+    let topology = service
+        .as_ref()
+        .map_or_else(ServiceTopology::topology_auto, |s| s.topology.clone());
+    let policy = service
+        .as_ref()
+        .map_or(ServicePolicy::default(), |s| s.policy);
+    let options = ControllerOptions::default();
+    let mode = topology.routing_mode(options);
+    let mut assumptions = vec![
+        "the next reconcile sees no pod change: every existing slice is reconciled as unchanged".to_owned(),
+        "Kubernetes v1.34 defaults: PreferSameTrafficDistribution gate on in the controller and kube-proxy".to_owned(),
+    ];
+    if service.is_none() {
+        assumptions
+            .push("no Service given: service.kubernetes.io/topology-mode: Auto assumed".to_owned());
+    }
+    let mut previously = mode == RoutingMode::TopologyAuto
+        && slices
+            .iter()
+            .flat_map(|s| &s.slice.endpoints)
+            .any(|e| e.controller_ready() && !e.for_zones().is_empty());
+    if previously {
+        assumptions.push(
+            "ready endpoints already carry zone hints, so the controller is taken to have hints for this Service \
+             (no TopologyAwareHintsEnabled event is expected)"
+                .to_owned(),
+        );
+    }
+
+    let mut outcomes: Vec<HintsOutcome> = Vec::new();
+    let address_types: BTreeSet<_> = slices.iter().map(|s| s.address_type).collect();
+    for address_type in address_types {
+        let group = slices
+            .iter()
+            .filter(|s| s.address_type == address_type)
+            .map(|s| s.slice.clone())
+            .collect();
+        let outcome = compute_hints(HintsInput {
+            nodes,
+            service_key: &key,
+            service: &topology,
+            address_type,
+            slices: group,
+            previously_populated: previously,
+            options,
+        });
+        // The controller's "has hints" mark is per Service, shared by its address types.
+        previously = mode == RoutingMode::TopologyAuto && outcome.hints_enabled;
+        outcomes.push(outcome);
+    }
+
+    let endpoints: Vec<Endpoint> = outcomes
+        .iter()
+        .flat_map(|o| o.endpoints().cloned())
+        .collect();
+    let rows = outcomes
+        .iter()
+        .flat_map(|o| o.slices.iter())
+        .flat_map(|s| s.endpoints.iter().map(move |e| (s.name.clone(), e)))
+        .map(|(slice, e)| EndpointRow {
+            address: e.address.clone(),
+            zone: e.zone.clone(),
+            node: e.node_name.clone(),
+            ready: e.conditions.ready,
+            slice,
+            for_zones: e.for_zones().to_vec(),
+            for_nodes: e.for_nodes().to_vec(),
+        })
+        .collect();
+    let (reachable_from, reachable_from_nodes) = reachability(nodes, &endpoints, policy);
+    Ok(Report {
+        service: key,
+        mode: mode_name(mode),
+        zone_cpu_ratios: outcomes
+            .first()
+            .and_then(|o| o.zone_cpu_ratios.clone())
+            .or_else(|| ratios_without_slices(nodes)),
+        hints_enabled: !outcomes.is_empty() && outcomes.iter().all(|o| o.hints_enabled),
+        events: outcomes.into_iter().flat_map(|o| o.events).collect(),
+        endpoints: rows,
+        reachable_from,
+        reachable_from_nodes,
+        assumptions,
+    })
+}
+
+fn ratios_without_slices(nodes: &[Node]) -> Option<BTreeMap<String, f64>> {
+    let mut cache = harness_core::k8s::TopologyCache::new();
+    cache.set_nodes(nodes);
+    cache.cpu_ratios().cloned()
+}
+
+fn mode_name(mode: RoutingMode) -> String {
+    match mode {
+        RoutingMode::None => "none".to_owned(),
+        RoutingMode::TopologyAuto => "topology-mode: Auto".to_owned(),
+        RoutingMode::TrafficDistribution(d) => format!("trafficDistribution: {d}"),
+    }
+}
+
+/// Keeps the slices of the Service (by `kubernetes.io/service-name` and namespace) and returns
+/// the Service key `namespace/name`.
+fn select_slices(
+    file: &str,
+    slices: Vec<OwnedSlice>,
+    service: Option<&ServiceInfo>,
+) -> anyhow::Result<(String, Vec<OwnedSlice>)> {
+    let owners: BTreeSet<(String, String)> = slices
+        .iter()
+        .map(|s| {
+            (
+                s.namespace.clone().unwrap_or_else(|| "default".into()),
+                s.service.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let describe = || {
+        owners
+            .iter()
+            .map(|(ns, n)| format!("{ns}/{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (key, kept) = match service {
+        Some(svc) => {
+            let kept: Vec<OwnedSlice> = slices
+                .into_iter()
+                .filter(|s| s.service.as_deref().is_none_or(|n| n == svc.name))
+                .filter(|s| s.namespace.as_deref().is_none_or(|ns| ns == svc.namespace))
+                .collect();
+            if kept.is_empty() {
+                bail!(
+                    "{file}: no EndpointSlice belongs to Service {}/{} (found slices of: {})",
+                    svc.namespace,
+                    svc.name,
+                    describe()
+                );
+            }
+            (format!("{}/{}", svc.namespace, svc.name), kept)
+        }
+        None => {
+            if owners.len() > 1 {
+                bail!(
+                    "{file}: the slices belong to several Services ({}); pass --service to pick one",
+                    describe()
+                );
+            }
+            let Some((ns, name)) = owners.into_iter().next() else {
+                bail!("{file}: no EndpointSlice found");
+            };
+            (format!("{ns}/{name}"), slices)
+        }
+    };
+    let mut names = BTreeSet::new();
+    if let Some(dup) = kept.iter().find(|s| !names.insert(s.slice.name.clone())) {
+        bail!("{file}: EndpointSlice {} appears twice", dup.slice.name);
+    }
+    Ok((key, kept))
+}
+
+type Reach = BTreeMap<String, Vec<String>>;
+
+fn reachability(nodes: &[Node], endpoints: &[Endpoint], policy: ServicePolicy) -> (Reach, Reach) {
+    let options = ProxyOptions::default();
+    let addresses = |list: Vec<&Endpoint>| {
+        list.into_iter()
+            .map(|e| e.address.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut zones: BTreeSet<String> = nodes
+        .iter()
+        .filter_map(|n| n.zone.clone())
+        .filter(|z| !z.is_empty())
+        .collect();
+    if zones.is_empty() {
+        zones = endpoints.iter().filter_map(|e| e.zone.clone()).collect();
+    }
+    let by_zone = zones
+        .iter()
+        .map(|zone| {
+            let client = ProxyNode {
+                name: "",
+                zone: Some(zone),
+            };
+            (
+                zone.clone(),
+                addresses(usable_endpoints(endpoints, client, policy, options)),
+            )
+        })
+        .collect();
+    let by_node = nodes
+        .iter()
+        .map(|n| {
+            let client = ProxyNode {
+                name: &n.name,
+                zone: n.zone.as_deref(),
+            };
+            (
+                n.name.clone(),
+                addresses(usable_endpoints(endpoints, client, policy, options)),
+            )
+        })
+        .collect();
+    (by_zone, by_node)
+}

@@ -1,0 +1,52 @@
+//! `harness plan FILE`: what a run would do — pod placement, zone CPU ratios, hints and the
+//! pods each zone's clients reach, at load start and after each timeline action — predicted on
+//! the control-plane models without starting anything.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use harness_core::engine::plan::plan;
+use harness_core::scenario::load_scenario;
+
+use crate::exit::{Failure, Outcome};
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Apply this variant (see the file's `variants`).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Seed of the scheduler's tie-breaking (same as `harness run --seed`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+pub fn run(args: PlanArgs) -> Outcome {
+    let scenario = load_scenario(&args.file, args.variant.as_deref())
+        .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
+    let planned = plan(&scenario, args.seed).map_err(|e| {
+        Failure::InvalidInput(anyhow!(
+            "{}: the service's pods cannot be scheduled: {e}",
+            args.file.display()
+        ))
+    })?;
+    match args.output {
+        Format::Text => print!("{}", planned.to_text()),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&planned)
+                .map_err(|e| Failure::Infrastructure(e.into()))?
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! The whole modelled cluster of one scenario: nodes, the Service's pods and its endpoints.
+//! Applies timeline actions the way the controllers involved would, and says which pods must
+//! be started or stopped; the local target executes those, `harness plan` only predicts them.
+//!
+//! Behaviour follows kubernetes/kubernetes v1.34.0:
+//! - a node turning NotReady has its pods marked not ready at once by the node lifecycle
+//!   controller (`pkg/controller/nodelifecycle`, MarkPodsNotReady); the action stands for the
+//!   moment the Ready condition flips, i.e. after node-monitor-grace-period;
+//! - a deleted node's pods are deleted (pod GC) and the ReplicaSet creates replacements;
+//! - scale-down deletes not-ready pods first, then the newest (`pkg/controller/replicaset`,
+//!   getPodsToDelete ranking, reduced to readiness and age);
+//! - killPod deletes the pod (as `kubectl delete pod`); the ReplicaSet creates a replacement.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+use super::endpoints::{PodRecord, ServiceEndpoints};
+use super::placement::{
+    CandidateNode, PlacementRules, Spread, SpreadKey, Unschedulable, place_pod,
+};
+use crate::k8s::Node;
+use crate::k8s::reconcile::ServiceTopology;
+use crate::measure::EventKind;
+use crate::scenario::model::{
+    Action, NodeRole, Routing, Scenario, TopologyKey, TrafficDistribution, WhenUnsatisfiable,
+};
+
+/// Something the target must do to pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodOp {
+    /// Start a new pod (processes) on `node`.
+    Start {
+        pod: String,
+        node: String,
+        zone: String,
+    },
+    /// Delete a pod: it leaves the endpoints now and its processes get terminated.
+    Stop { pod: String },
+}
+
+/// What applying an action produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    pub events: Vec<EventKind>,
+    pub pod_ops: Vec<PodOp>,
+}
+
+/// The cluster as the control plane sees it.
+#[derive(Debug, Clone)]
+pub struct ClusterModel {
+    endpoints: ServiceEndpoints,
+    rules: PlacementRules,
+    rng: SmallRng,
+    next_index: u32,
+    /// Pod name → creation order, for scale-down ranking.
+    created: BTreeMap<String, u32>,
+}
+
+/// The routing mode as the Service object would carry it.
+pub fn service_topology(routing: Routing) -> ServiceTopology {
+    match routing {
+        Routing::None => ServiceTopology::default(),
+        Routing::TopologyModeAuto => ServiceTopology::topology_auto(),
+        Routing::TrafficDistribution(td) => ServiceTopology::traffic_distribution(match td {
+            TrafficDistribution::PreferClose => "PreferClose",
+            TrafficDistribution::PreferSameZone => "PreferSameZone",
+            TrafficDistribution::PreferSameNode => "PreferSameNode",
+        }),
+    }
+}
+
+impl ClusterModel {
+    /// The cluster at load start, before any pod exists.
+    pub fn new(scenario: &Scenario, seed: u64) -> Self {
+        let nodes = scenario
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| Node {
+                name: n.name.clone(),
+                zone: Some(n.zone.clone()),
+                allocatable_cpu_millis: Some(n.allocatable_millicpu),
+                ready: n.ready,
+                control_plane: n.role == NodeRole::ControlPlane,
+            })
+            .collect();
+        let placement = &scenario.service.placement;
+        let rules = PlacementRules {
+            zones: placement.zones.clone(),
+            nodes: placement.nodes.clone(),
+            spread: placement
+                .topology_spread_constraints
+                .iter()
+                .map(|c| Spread {
+                    max_skew: c.max_skew,
+                    key: match c.topology_key {
+                        TopologyKey::Zone => SpreadKey::Zone,
+                        TopologyKey::Hostname => SpreadKey::Hostname,
+                    },
+                    hard: c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule,
+                })
+                .collect(),
+        };
+        Self {
+            endpoints: ServiceEndpoints::new(
+                &scenario.service.name,
+                service_topology(scenario.service.routing),
+                nodes,
+                scenario.cluster.zones.clone(),
+            ),
+            rules,
+            rng: SmallRng::seed_from_u64(seed),
+            next_index: 0,
+            created: BTreeMap::new(),
+        }
+    }
+
+    pub fn endpoints(&self) -> &ServiceEndpoints {
+        &self.endpoints
+    }
+
+    /// Schedules `count` new pods (not ready until their probe passes).
+    pub fn create_pods(&mut self, count: u32) -> Result<Applied, Unschedulable> {
+        let mut applied = Applied::default();
+        for _ in 0..count {
+            let nodes: Vec<CandidateNode> = self
+                .endpoints
+                .nodes()
+                .map(|n| CandidateNode {
+                    name: n.name.clone(),
+                    zone: n.zone_label().to_owned(),
+                    allocatable_cpu_millis: n.allocatable_cpu_millis.unwrap_or(0),
+                    ready: n.ready,
+                    control_plane: n.control_plane,
+                })
+                .collect();
+            let mut per_node: BTreeMap<String, u32> = BTreeMap::new();
+            for p in self.endpoints.pods().filter(|p| !p.terminating) {
+                *per_node.entry(p.node.clone()).or_insert(0) += 1;
+            }
+            let node = place_pod(&nodes, &per_node, &self.rules, &mut self.rng)?;
+            let zone = self
+                .endpoints
+                .node(&node)
+                .map(|n| n.zone_label().to_owned())
+                .unwrap_or_default();
+            let pod = format!("pod-{}", self.next_index);
+            self.created.insert(pod.clone(), self.next_index);
+            self.next_index += 1;
+            applied.events.push(EventKind::Pod {
+                pod: pod.clone(),
+                node: node.clone(),
+                zone: zone.clone(),
+                created: true,
+            });
+            applied.events.extend(self.endpoints.upsert_pod(PodRecord {
+                name: pod.clone(),
+                node: node.clone(),
+                zone: zone.clone(),
+                ready: false,
+                terminating: false,
+            }));
+            applied.pod_ops.push(PodOp::Start { pod, node, zone });
+        }
+        Ok(applied)
+    }
+
+    /// A pod's readiness as probed.
+    pub fn set_pod_ready(&mut self, pod: &str, ready: bool) -> Vec<EventKind> {
+        let mut events = self.endpoints.set_pod_ready(pod, ready);
+        if !events.is_empty() || self.endpoints.pod(pod).is_some_and(|p| p.ready == ready) {
+            events.insert(
+                0,
+                EventKind::Endpoint {
+                    pod: pod.to_owned(),
+                    ready,
+                },
+            );
+        }
+        events
+    }
+
+    /// Deletes pods: they leave the endpoints now; the caller stops their processes.
+    pub fn delete_pods(&mut self, pods: &[String]) -> Applied {
+        let mut applied = Applied::default();
+        for pod in pods {
+            let Some(record) = self.endpoints.pod(pod).cloned() else {
+                continue;
+            };
+            applied.events.push(EventKind::Pod {
+                pod: pod.clone(),
+                node: record.node.clone(),
+                zone: record.zone.clone(),
+                created: false,
+            });
+            applied.events.extend(self.endpoints.remove_pod(pod));
+            self.created.remove(pod);
+            applied.pod_ops.push(PodOp::Stop { pod: pod.clone() });
+        }
+        applied
+    }
+
+    fn live_pods(&self) -> usize {
+        self.endpoints.pods().filter(|p| !p.terminating).count()
+    }
+
+    /// Deletes pods and lets the ReplicaSet replace them.
+    fn delete_and_replace(&mut self, pods: Vec<String>) -> Result<Applied, Unschedulable> {
+        let mut applied = self.delete_pods(&pods);
+        let replacements = self.create_pods(pods.len() as u32)?;
+        applied.events.extend(replacements.events);
+        applied.pod_ops.extend(replacements.pod_ops);
+        Ok(applied)
+    }
+
+    /// Applies one timeline action.
+    pub fn apply(&mut self, action: &Action) -> Result<Applied, Unschedulable> {
+        let mut applied = Applied::default();
+        match action {
+            Action::SetNodeReady { node, ready } => {
+                if let Some(mut n) = self.endpoints.node(node).cloned() {
+                    n.ready = *ready;
+                    applied.events.extend(self.endpoints.upsert_node(n));
+                    if !ready {
+                        let pods: Vec<String> = self
+                            .endpoints
+                            .pods()
+                            .filter(|p| &p.node == node)
+                            .map(|p| p.name.clone())
+                            .collect();
+                        for pod in pods {
+                            applied.events.extend(self.set_pod_ready(&pod, false));
+                        }
+                    }
+                }
+            }
+            Action::AddNode {
+                zone,
+                name,
+                allocatable_millicpu,
+                ready,
+            } => {
+                let mut node = Node::worker(name, zone, *allocatable_millicpu);
+                node.ready = *ready;
+                applied.events.extend(self.endpoints.upsert_node(node));
+            }
+            Action::RemoveNode { node } => {
+                let pods: Vec<String> = self
+                    .endpoints
+                    .pods()
+                    .filter(|p| &p.node == node)
+                    .map(|p| p.name.clone())
+                    .collect();
+                let deleted = self.delete_pods(&pods);
+                applied.events.extend(deleted.events);
+                applied.pod_ops.extend(deleted.pod_ops);
+                applied.events.extend(self.endpoints.remove_node(node));
+                let replacements = self.create_pods(pods.len() as u32)?;
+                applied.events.extend(replacements.events);
+                applied.pod_ops.extend(replacements.pod_ops);
+            }
+            Action::RelabelNode { node, zone } => {
+                applied
+                    .events
+                    .extend(self.endpoints.relabel_node(node, zone));
+            }
+            Action::SetAllocatableCpu {
+                node,
+                allocatable_millicpu,
+            } => {
+                if let Some(mut n) = self.endpoints.node(node).cloned() {
+                    n.allocatable_cpu_millis = Some(*allocatable_millicpu);
+                    applied.events.extend(self.endpoints.upsert_node(n));
+                }
+            }
+            Action::Scale { replicas } => {
+                let live = self.live_pods() as u32;
+                if *replicas > live {
+                    applied = self.create_pods(replicas - live)?;
+                } else if *replicas < live {
+                    let victims = self.scale_down_victims((live - replicas) as usize);
+                    applied = self.delete_pods(&victims);
+                }
+            }
+            Action::KillPod { pod } => {
+                let name = format!("pod-{pod}");
+                if self.endpoints.pod(&name).is_some() {
+                    applied = self.delete_and_replace(vec![name])?;
+                }
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Not-ready pods first, then the newest.
+    fn scale_down_victims(&self, count: usize) -> Vec<String> {
+        let mut pods: Vec<&PodRecord> = self.endpoints.pods().filter(|p| !p.terminating).collect();
+        pods.sort_by_key(|p| {
+            (
+                p.ready,
+                std::cmp::Reverse(self.created.get(&p.name).copied()),
+            )
+        });
+        pods.into_iter()
+            .take(count)
+            .map(|p| p.name.clone())
+            .collect()
+    }
+}

@@ -1,0 +1,279 @@
+//! The run sequence: check capabilities → deploy → warm-up → load with the timeline → collect
+//! → evaluate → summarize → teardown. On Ctrl-C (the cancel token) or a failure after deploy,
+//! the engine still collects what was measured and returns it marked partial; teardown always
+//! runs unless the caller asked to keep the deployment.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::evaluate::evaluate;
+use super::summarize::{RunFacts, summarize};
+use super::target::{Observation, RunClock, RunContext, Target, TargetError, requirements};
+use crate::measure::RunData;
+use crate::report::Summary;
+use crate::scenario::model::Scenario;
+
+/// Where progress goes (a terminal bar, plain lines, or nowhere).
+pub trait Progress {
+    /// A new phase began (`deploy`, `warm-up`, `load`, `collect`, `teardown`).
+    fn phase(&self, name: &str);
+    /// Once a second during the load: seconds since load start and a snapshot.
+    fn tick(&self, t_s: f64, total_s: f64, observation: &Observation);
+    /// Something worth a line of its own (an action applied, a warning).
+    fn note(&self, message: &str);
+}
+
+/// Progress that goes nowhere (tests).
+pub struct Silent;
+
+impl Progress for Silent {
+    fn phase(&self, _: &str) {}
+    fn tick(&self, _: f64, _: f64, _: &Observation) {}
+    fn note(&self, _: &str) {}
+}
+
+/// What the caller decides about the run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Leave the deployment running after the run (no teardown).
+    pub keep: bool,
+}
+
+/// Why a run did not produce a complete result.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The scenario needs what the target cannot do; nothing was started.
+    #[error("target `{target}` cannot run this scenario; it does not support: {missing}")]
+    Unsupported { target: String, missing: String },
+    #[error("{phase} failed: {source}")]
+    Target {
+        phase: &'static str,
+        #[source]
+        source: TargetError,
+    },
+}
+
+/// The result of a run that got as far as producing data.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub summary: Summary,
+    pub data: RunData,
+    /// Set when the run was cut short by a failure (the summary is partial).
+    pub error: Option<EngineError>,
+    /// Set when the run was interrupted (Ctrl-C).
+    pub interrupted: bool,
+}
+
+/// Runs `scenario` on `target`. Returns `Err` only when nothing was measured (unsupported
+/// scenario, deploy failure); every later failure yields a partial [`RunOutcome`].
+pub async fn run<T: Target>(
+    target: &mut T,
+    scenario: &Scenario,
+    ctx: &RunContext,
+    options: &RunOptions,
+    cancel: CancellationToken,
+    progress: &dyn Progress,
+) -> Result<RunOutcome, EngineError> {
+    let missing: Vec<String> = requirements(scenario)
+        .difference(&target.capabilities())
+        .map(ToString::to_string)
+        .collect();
+    if !missing.is_empty() {
+        return Err(EngineError::Unsupported {
+            target: target.name().to_string(),
+            missing: missing.join(", "),
+        });
+    }
+
+    progress.phase("deploy");
+    let deployed = tokio::select! {
+        r = target.deploy(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "deploy", source }),
+        () = cancel.cancelled() => Err(EngineError::Target { phase: "deploy", source: TargetError::new("interrupted") }),
+    };
+    if let Err(e) = deployed {
+        finish(target, options, progress).await;
+        return Err(e);
+    }
+
+    let clock = RunClock::starting_after(scenario.load.warmup, scenario.load.duration);
+    let started_at = rfc3339_utc(clock.load_start_unix_ms);
+    progress.phase("warm-up");
+    let mut error = None;
+    let mut interrupted = false;
+    if let Err(source) = target.start_load(&clock).await {
+        error = Some(EngineError::Target {
+            phase: "start load",
+            source,
+        });
+    } else {
+        match drive_load(target, scenario, &clock, &cancel, progress).await {
+            Ok(was_interrupted) => interrupted = was_interrupted,
+            Err(e) => error = Some(e),
+        }
+    }
+
+    progress.phase("collect");
+    let cut_short = interrupted || error.is_some();
+    let data = match target.collect(cut_short).await {
+        Ok(data) => data,
+        Err(source) => {
+            let e = EngineError::Target {
+                phase: "collect",
+                source,
+            };
+            progress.note(&format!("{e}; the report covers no load data"));
+            error.get_or_insert(e);
+            RunData {
+                load_started_unix_ms: clock.load_start_unix_ms,
+                ..RunData::default()
+            }
+        }
+    };
+    finish(target, options, progress).await;
+
+    let partial_reason = match (&error, interrupted) {
+        (Some(e), _) => Some(e.to_string()),
+        (None, true) => Some("interrupted by the user".to_string()),
+        (None, false) => None,
+    };
+    let results = scenario
+        .expectations
+        .iter()
+        .map(|e| evaluate(e, &data))
+        .collect();
+    let facts = RunFacts {
+        scenario: scenario.name.clone(),
+        variant: scenario.selected_variant.clone(),
+        target: target.name().to_string(),
+        run_id: ctx.run_id.clone(),
+        seed: ctx.seed,
+        started_at,
+        time_scale: ctx.time_scale,
+        partial_reason,
+    };
+    let summary = summarize(facts, &data, results);
+    Ok(RunOutcome {
+        summary,
+        data,
+        error,
+        interrupted,
+    })
+}
+
+/// The load phase: observe once a second, apply timeline actions when due, stop at the end or
+/// on cancel. Returns whether the run was interrupted.
+async fn drive_load<T: Target>(
+    target: &mut T,
+    scenario: &Scenario,
+    clock: &RunClock,
+    cancel: &CancellationToken,
+    progress: &dyn Progress,
+) -> Result<bool, EngineError> {
+    let end = clock.load_start + clock.duration;
+    let total_s = clock.duration.as_secs_f64();
+    let mut pending = scenario.timeline.iter().peekable();
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut load_announced = false;
+    loop {
+        let next_action = pending.peek().map(|e| clock.load_start + e.at);
+        let wake = next_action.map_or(end, |a| a.min(end));
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(true),
+            () = tokio::time::sleep_until(wake) => {
+                if tokio::time::Instant::now() >= end {
+                    return Ok(false);
+                }
+                if let Some(event) = pending.next() {
+                    progress.note(&format!("{:>6.1}s {}", clock.now_s(), describe(event)));
+                    target.act(event).await.map_err(|source| EngineError::Target { phase: "timeline action", source })?;
+                }
+            }
+            _ = ticker.tick() => {
+                let now = clock.now_s();
+                if now >= 0.0 && !load_announced {
+                    progress.phase("load");
+                    load_announced = true;
+                }
+                match target.observe().await {
+                    Ok(obs) => progress.tick(now, total_s, &obs),
+                    Err(e) => progress.note(&format!("observe failed: {e}")),
+                }
+            }
+        }
+    }
+}
+
+/// Human description of a timeline entry.
+pub fn describe(event: &crate::scenario::model::TimelineEvent) -> String {
+    use crate::scenario::model::Action::*;
+    let what = match &event.action {
+        SetNodeReady { node, ready } => format!("node {node} Ready={ready}"),
+        AddNode {
+            zone,
+            name,
+            allocatable_millicpu,
+            ..
+        } => format!("add node {name} in {zone} ({allocatable_millicpu}m CPU)"),
+        RemoveNode { node } => format!("remove node {node}"),
+        RelabelNode { node, zone } => format!("relabel node {node} to zone {zone}"),
+        SetAllocatableCpu {
+            node,
+            allocatable_millicpu,
+        } => format!("node {node} allocatable CPU {allocatable_millicpu}m"),
+        Scale { replicas } => format!("scale to {replicas}"),
+        KillPod { pod } => format!("kill pod-{pod}"),
+    };
+    match &event.name {
+        Some(name) => format!("{name}: {what}"),
+        None => what,
+    }
+}
+
+async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn Progress) {
+    if options.keep {
+        progress.note("--keep: leaving the deployment running");
+        return;
+    }
+    progress.phase("teardown");
+    if let Err(e) = target.teardown().await {
+        progress.note(&format!("teardown failed: {e}"));
+    }
+}
+
+/// Formats Unix milliseconds as RFC 3339 UTC (civil-from-days, proleptic Gregorian).
+pub fn rfc3339_utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        // 2026-11-29T21:33:25Z
+        assert_eq!(rfc3339_utc(1_795_988_005_000), "2026-11-29T21:33:25Z");
+        assert_eq!(rfc3339_utc(951_782_400_000), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,185 @@
+//! The boundary between the engine and a target (local processes, or a kind cluster): a small
+//! async trait, and the capability set checked before anything runs, so a scenario asking for
+//! something a target cannot do is refused up front rather than skipped.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::measure::RunData;
+use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent};
+
+/// Something a scenario may need from a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    Sidecar,
+    Sse,
+    ReadinessOnSaturation,
+    TopologyModeAuto,
+    TrafficDistribution,
+    NodeReadiness,
+    AddNode,
+    RemoveNode,
+    RelabelNode,
+    SetAllocatableCpu,
+    Scale,
+    KillPod,
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            Capability::Sidecar => "the concurrency-limiting sidecar (service.sidecar)",
+            Capability::Sse => "SSE streams (service.sse / sseStreams)",
+            Capability::ReadinessOnSaturation => {
+                "readiness on saturation (sidecar.readinessOnSaturation)"
+            }
+            Capability::TopologyModeAuto => "Topology Aware Routing (routing.topologyMode: Auto)",
+            Capability::TrafficDistribution => "spec.trafficDistribution routing",
+            Capability::NodeReadiness => "the setNodeReady action",
+            Capability::AddNode => "the addNode action",
+            Capability::RemoveNode => "the removeNode action",
+            Capability::RelabelNode => "the relabelNode action",
+            Capability::SetAllocatableCpu => "the setAllocatableCpu action",
+            Capability::Scale => "the scale action",
+            Capability::KillPod => "the killPod action",
+        };
+        f.write_str(text)
+    }
+}
+
+/// Everything `scenario` needs.
+pub fn requirements(scenario: &Scenario) -> BTreeSet<Capability> {
+    let mut needs = BTreeSet::new();
+    if let Some(sidecar) = &scenario.service.sidecar {
+        needs.insert(Capability::Sidecar);
+        if sidecar.readiness_on_saturation.is_some() {
+            needs.insert(Capability::ReadinessOnSaturation);
+        }
+    }
+    if scenario.service.sse.is_some() || scenario.load.generators.iter().any(|g| g.sse_streams > 0)
+    {
+        needs.insert(Capability::Sse);
+    }
+    match scenario.service.routing {
+        Routing::None => {}
+        Routing::TopologyModeAuto => {
+            needs.insert(Capability::TopologyModeAuto);
+        }
+        Routing::TrafficDistribution(_) => {
+            needs.insert(Capability::TrafficDistribution);
+        }
+    }
+    for event in &scenario.timeline {
+        needs.insert(match event.action {
+            Action::SetNodeReady { .. } => Capability::NodeReadiness,
+            Action::AddNode { .. } => Capability::AddNode,
+            Action::RemoveNode { .. } => Capability::RemoveNode,
+            Action::RelabelNode { .. } => Capability::RelabelNode,
+            Action::SetAllocatableCpu { .. } => Capability::SetAllocatableCpu,
+            Action::Scale { .. } => Capability::Scale,
+            Action::KillPod { .. } => Capability::KillPod,
+        });
+    }
+    needs
+}
+
+/// Where and how a run happens.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    pub run_id: String,
+    /// Output directory of this run (reports, logs).
+    pub out_dir: PathBuf,
+    pub seed: u64,
+    /// Control-plane time scale (1.0 = Kubernetes' own timings).
+    pub time_scale: f64,
+}
+
+/// The run's clock: `t = 0` is the load start (end of the warm-up).
+#[derive(Debug, Clone, Copy)]
+pub struct RunClock {
+    pub load_start: tokio::time::Instant,
+    pub load_start_unix_ms: u64,
+    pub warmup: Duration,
+    pub duration: Duration,
+}
+
+impl RunClock {
+    /// A clock whose load start is `warmup` from now.
+    pub fn starting_after(warmup: Duration, duration: Duration) -> Self {
+        let now_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Self {
+            load_start: tokio::time::Instant::now() + warmup,
+            load_start_unix_ms: (now_unix + warmup).as_millis() as u64,
+            warmup,
+            duration,
+        }
+    }
+
+    /// Seconds since the load start (negative during the warm-up).
+    pub fn t_s(&self, at: tokio::time::Instant) -> f64 {
+        if at >= self.load_start {
+            (at - self.load_start).as_secs_f64()
+        } else {
+            -(self.load_start - at).as_secs_f64()
+        }
+    }
+
+    pub fn now_s(&self) -> f64 {
+        self.t_s(tokio::time::Instant::now())
+    }
+}
+
+/// A pod as the target sees it at an instant (for live progress).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodObservation {
+    pub name: String,
+    pub zone: String,
+    pub ready: bool,
+    pub in_flight: u64,
+    pub queue_depth: u64,
+    pub max_concurrency: u64,
+}
+
+/// A snapshot for progress display.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observation {
+    pub pods: Vec<PodObservation>,
+    pub hints_enabled: bool,
+}
+
+/// A target failed (process, port, API server...): an infrastructure error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TargetError(pub String);
+
+impl TargetError {
+    pub fn new(message: impl fmt::Display) -> Self {
+        TargetError(message.to_string())
+    }
+}
+
+/// A place scenarios run. Methods are called in this order: `deploy`, `start_load`, any
+/// number of `act`/`observe`, `collect`, `teardown` (always, also after a failure).
+#[allow(async_fn_in_trait)]
+pub trait Target {
+    /// `local`, `kind`.
+    fn name(&self) -> &'static str;
+    /// What this target can do.
+    fn capabilities(&self) -> BTreeSet<Capability>;
+    /// Creates the cluster state and the Service's pods, and waits until they are ready.
+    async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError>;
+    /// Starts the load generators: they run `clock.warmup + clock.duration`.
+    async fn start_load(&mut self, clock: &RunClock) -> Result<(), TargetError>;
+    /// Applies one timeline action now.
+    async fn act(&mut self, event: &TimelineEvent) -> Result<(), TargetError>;
+    /// A snapshot for progress.
+    async fn observe(&mut self) -> Result<Observation, TargetError>;
+    /// Waits for the generators (or stops them early when `interrupted`) and gathers the data.
+    async fn collect(&mut self, interrupted: bool) -> Result<RunData, TargetError>;
+    /// Stops and removes everything the run created.
+    async fn teardown(&mut self) -> Result<(), TargetError>;
+}

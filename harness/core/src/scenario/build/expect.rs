@@ -1,0 +1,184 @@
+//! Checks and builds `expect`: thresholds of the kind each metric takes, `min <= max`, window
+//! bounds resolved against the timeline, unique names (given or derived).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::super::diagnostic::Problems;
+use super::super::format::{ExpectationSpec, Scalar, ThresholdText};
+use super::super::model::{Expectation, Metric, MetricKind, Threshold, Window};
+use super::super::path::FieldPath;
+use super::super::units::{format_duration, parse_duration};
+use super::super::window::parse_bound;
+use super::check_unique;
+
+/// `specs` are the decodable entries with their index in the file.
+pub(super) fn build(
+    specs: &[(usize, ExpectationSpec)],
+    named_events: Option<&BTreeMap<String, Duration>>,
+    load_duration: Option<Duration>,
+    problems: &mut Problems<'_>,
+) -> Vec<Expectation> {
+    let root = FieldPath::root().key("expect");
+    let mut expectations = Vec::new();
+    let mut name_paths = Vec::new();
+    for (i, spec) in specs {
+        let path = root.index(*i);
+        let metric = spec.metric;
+        let max = spec
+            .max
+            .as_ref()
+            .and_then(|t| threshold(metric, t, &path.key("max"), problems));
+        let min = spec
+            .min
+            .as_ref()
+            .and_then(|t| threshold(metric, t, &path.key("min"), problems));
+        if spec.max.is_none() && spec.min.is_none() {
+            problems.at(&path, "set at least one of `max` and `min`");
+        }
+        if let (Some(min), Some(max)) = (min, max)
+            && min.as_f64() > max.as_f64()
+        {
+            problems.at(
+                &path.key("min"),
+                format!(
+                    "min ({}) is greater than max ({})",
+                    shown(spec.min.as_ref()),
+                    shown(spec.max.as_ref())
+                ),
+            );
+        }
+        let window = build_window(
+            spec,
+            &path.key("window"),
+            named_events,
+            load_duration,
+            problems,
+        );
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name(spec, &window.label));
+        name_paths.push(if spec.name.is_some() {
+            path.key("name")
+        } else {
+            path
+        });
+        expectations.push(Expectation {
+            name,
+            metric,
+            min,
+            max,
+            window,
+        });
+    }
+    check_unique(
+        problems,
+        "expectation name",
+        name_paths
+            .into_iter()
+            .zip(expectations.iter().map(|e| e.name.as_str())),
+    );
+    expectations
+}
+
+fn shown(text: Option<&ThresholdText>) -> String {
+    text.map(|t| t.0.to_string()).unwrap_or_default()
+}
+
+fn threshold(
+    metric: Metric,
+    text: &ThresholdText,
+    path: &FieldPath,
+    problems: &mut Problems<'_>,
+) -> Option<Threshold> {
+    let name = metric.as_str();
+    let parsed = match (metric.kind(), &text.0) {
+        (MetricKind::Latency, Scalar::Text(t)) => parse_duration(t).map(Threshold::Latency),
+        (MetricKind::Latency, Scalar::Number(n)) => Err(format!(
+            "{name} takes a duration such as \"500ms\", found the number `{n}`"
+        )),
+        (_, Scalar::Text(t)) => Err(format!("{name} takes a number, found `{t}`")),
+        (MetricKind::Fraction, Scalar::Number(n)) => match n.as_f64() {
+            Some(v) if (0.0..=1.0).contains(&v) => Ok(Threshold::Value(v)),
+            _ => Err(format!(
+                "{name} takes a fraction from 0 to 1 (such as 0.01), found `{n}`"
+            )),
+        },
+        (MetricKind::Ratio, Scalar::Number(n)) => match n.as_f64() {
+            Some(v) if v >= 0.0 => Ok(Threshold::Value(v)),
+            _ => Err(format!("{name} takes a number of 0 or more, found `{n}`")),
+        },
+        (MetricKind::Count, Scalar::Number(n)) => match n.as_u64() {
+            Some(c) => Ok(Threshold::Count(c)),
+            None => Err(format!(
+                "{name} takes a whole number of 0 or more, found `{n}`"
+            )),
+        },
+    };
+    parsed.map_err(|message| problems.at(path, message)).ok()
+}
+
+fn build_window(
+    spec: &ExpectationSpec,
+    path: &FieldPath,
+    named_events: Option<&BTreeMap<String, Duration>>,
+    load_duration: Option<Duration>,
+    problems: &mut Problems<'_>,
+) -> Window {
+    let window = spec.window.clone().unwrap_or_default();
+    let from_text = window.from.map_or_else(|| "start".to_owned(), |b| b.0);
+    let to_text = window.to.map_or_else(|| "end".to_owned(), |b| b.0);
+    let label = format!("{from_text}..{to_text}");
+    let (Some(events), Some(load_duration)) = (named_events, load_duration) else {
+        return Window {
+            from: Duration::ZERO,
+            to: Duration::ZERO,
+            label,
+        };
+    };
+    let mut resolve = |text: &str, key: &str| {
+        parse_bound(text, events)
+            .and_then(|bound| bound.resolve(text, events, load_duration))
+            .map_err(|message| problems.at(&path.key(key), message))
+            .ok()
+    };
+    let from = resolve(&from_text, "from");
+    let to = resolve(&to_text, "to");
+    if let (Some(from), Some(to)) = (from, to)
+        && from >= to
+    {
+        problems.at(
+            path,
+            format!(
+                "the window is empty: from `{from_text}` ({}) is not before to `{to_text}` ({})",
+                format_duration(from),
+                format_duration(to)
+            ),
+        );
+    }
+    Window {
+        from: from.unwrap_or_default(),
+        to: to.unwrap_or(load_duration),
+        label,
+    }
+}
+
+/// `errorRate <= 0.01`, `0.5 <= skewCv <= 2`, with ` during <window>` unless the window is the
+/// whole load.
+fn default_name(spec: &ExpectationSpec, window_label: &str) -> String {
+    let metric = spec.metric.as_str();
+    let mut name = match (&spec.min, &spec.max) {
+        (Some(_), Some(_)) => format!(
+            "{} <= {metric} <= {}",
+            shown(spec.min.as_ref()),
+            shown(spec.max.as_ref())
+        ),
+        (Some(_), None) => format!("{metric} >= {}", shown(spec.min.as_ref())),
+        _ => format!("{metric} <= {}", shown(spec.max.as_ref())),
+    };
+    if window_label != "start..end" {
+        name.push_str(&format!(" during {window_label}"));
+    }
+    name
+}

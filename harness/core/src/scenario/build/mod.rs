@@ -1,0 +1,332 @@
+//! From a (patched) document tree to the typed [`Scenario`]: `apiVersion`/`kind` first, then
+//! the schema check, then each section is decoded and checked on its own (references,
+//! uniqueness, units, ranges), so one broken section does not hide the problems of the others.
+//! A scenario is returned only when no problem was found.
+
+mod cluster;
+mod expect;
+mod load;
+mod service;
+mod timeline;
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use super::diagnostic::{Problem, Problems};
+use super::format::{self, CpuText, DurationText};
+use super::model::Scenario;
+use super::patch::Deletion;
+use super::path::{FieldPath, Segment};
+use super::schema::{self, Structure};
+use super::tree::{Node, render_json};
+use super::units;
+
+/// Checks a whole document and builds the scenario it describes.
+pub(crate) fn evaluate(
+    tree: &Node,
+    deletions: &[Deletion],
+    variant_names: &[String],
+    selected_variant: Option<&str>,
+) -> Result<Scenario, Vec<Problem>> {
+    let mut problems = Problems::new(tree, deletions);
+    let scenario = build(tree, variant_names, selected_variant, &mut problems);
+    match scenario {
+        Some(scenario) if problems.is_empty() => Ok(scenario),
+        _ => Err(problems.into_sorted()),
+    }
+}
+
+fn build(
+    tree: &Node,
+    variant_names: &[String],
+    selected_variant: Option<&str>,
+    problems: &mut Problems<'_>,
+) -> Option<Scenario> {
+    if !check_header(tree, problems) {
+        return None;
+    }
+    let mut doc = tree.to_json();
+    let structure = schema::check(&doc, problems);
+    problems.seal();
+    for (path, key) in &structure.unknown_fields {
+        if let Some(Json::Object(map)) = json_at(&mut doc, path) {
+            map.remove(key);
+        }
+    }
+
+    let metadata: Option<format::Metadata> = decode(&doc, "metadata", &structure, problems);
+    let cluster_spec: Option<format::ClusterSpec> = decode(&doc, "cluster", &structure, problems);
+    let service_spec: Option<format::ServiceSpec> = decode(&doc, "service", &structure, problems);
+    let load_spec: Option<format::LoadSpec> = decode(&doc, "load", &structure, problems);
+    let timeline_spec: Option<Vec<format::TimelineEntrySpec>> =
+        decode_or_empty(&doc, "timeline", &structure, problems);
+    let expect_spec = decode_each::<format::ExpectationSpec>(&doc, "expect", &structure, problems);
+
+    let cluster = cluster_spec.map(|spec| cluster::build(&spec, problems));
+    let service = service_spec.map(|spec| service::build(&spec, cluster.as_ref(), problems));
+    let load = load_spec.map(|spec| load::build(&spec, cluster.as_ref(), problems));
+    let duration = load.as_ref().map(|l| l.duration).filter(|d| !d.is_zero());
+    let timeline = timeline_spec.map(|spec| {
+        let replicas = service.as_ref().map(|s| s.replicas);
+        timeline::build(&spec, cluster.as_ref(), replicas, duration, problems)
+    });
+    let named_events = timeline.as_ref().map(|t| &t.named);
+    let expectations =
+        expect_spec.map(|spec| expect::build(&spec, named_events, duration, problems));
+
+    if let (Some(service), Some(load)) = (&service, &load) {
+        cross_check_sse(service, load, problems);
+    }
+    if let (Some(service), Some(expectations)) = (&service, &expectations) {
+        cross_check_sidecar_metrics(service, expectations, problems);
+    }
+
+    let metadata = metadata?;
+    Some(Scenario {
+        name: metadata.name.0,
+        description: metadata.description,
+        selected_variant: selected_variant.map(str::to_owned),
+        variant_names: variant_names.to_vec(),
+        cluster: cluster?,
+        service: service?,
+        load: load?,
+        timeline: timeline?.events,
+        expectations: expectations?,
+    })
+}
+
+/// The document must be a mapping with the right `apiVersion` and `kind`; otherwise nothing
+/// else is checked (a different version may mean a different format).
+fn check_header(tree: &Node, problems: &mut Problems<'_>) -> bool {
+    if tree.entries().is_none() {
+        problems.at(
+            &FieldPath::root(),
+            format!(
+                "a scenario file must be a mapping starting with `apiVersion: {}` and `kind: {}`",
+                format::API_VERSION,
+                format::KIND
+            ),
+        );
+        return false;
+    }
+    let mut ok = true;
+    for (key, expected) in [("apiVersion", format::API_VERSION), ("kind", format::KIND)] {
+        let path = FieldPath::root().key(key);
+        match tree.get(key).map(|n| n.to_json()) {
+            Some(Json::String(s)) if s == expected => {}
+            Some(other) => {
+                ok = false;
+                problems.at(
+                    &path,
+                    format!(
+                        "unsupported {key} `{}`; expected `{expected}`",
+                        render_json(&other)
+                    ),
+                );
+            }
+            None => {
+                ok = false;
+                problems.at(
+                    &path,
+                    format!("missing required field `{key}`; expected `{key}: {expected}`"),
+                );
+            }
+        }
+    }
+    ok
+}
+
+fn json_at<'a>(doc: &'a mut Json, path: &FieldPath) -> Option<&'a mut Json> {
+    path.segments()
+        .iter()
+        .try_fold(doc, |node, segment| match segment {
+            Segment::Key(key) => node.get_mut(key.as_str()),
+            Segment::Index(i) => node.get_mut(*i),
+        })
+}
+
+/// Decodes the value at `path` unless the structural check found it undecodable. A decoding
+/// failure is reported only where the structural check found nothing (it should not happen).
+fn decode_at<T: DeserializeOwned>(
+    value: &Json,
+    path: &FieldPath,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<T> {
+    if structure.is_broken(path) {
+        return None;
+    }
+    match serde_json::from_value(value.clone()) {
+        Ok(decoded) => Some(decoded),
+        Err(_) if structure.is_troubled(path) => None,
+        Err(e) => {
+            problems.at(path, format!("cannot read this value: {e}"));
+            None
+        }
+    }
+}
+
+/// Decodes a top-level section, if present.
+fn decode<T: DeserializeOwned>(
+    doc: &Json,
+    key: &str,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<T> {
+    decode_at(
+        doc.get(key)?,
+        &FieldPath::root().key(key),
+        structure,
+        problems,
+    )
+}
+
+/// Decodes each entry of a top-level list on its own, keeping its index; entries that cannot
+/// be decoded are left out (their problems are already reported).
+fn decode_each<T: DeserializeOwned>(
+    doc: &Json,
+    key: &str,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<Vec<(usize, T)>> {
+    let path = FieldPath::root().key(key);
+    let items = match doc.get(key) {
+        None => return Some(Vec::new()),
+        Some(Json::Array(items)) => items,
+        Some(_) => return None,
+    };
+    let decoded = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            decode_at(item, &path.index(i), structure, problems).map(|v| (i, v))
+        })
+        .collect();
+    Some(decoded)
+}
+
+fn decode_or_empty<T: DeserializeOwned>(
+    doc: &Json,
+    key: &str,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<Vec<T>> {
+    match doc.get(key) {
+        None => Some(Vec::new()),
+        Some(_) => decode(doc, key, structure, problems),
+    }
+}
+
+/// Parses a duration, reporting a problem at `path` if it is invalid.
+fn duration(
+    problems: &mut Problems<'_>,
+    path: &FieldPath,
+    text: &DurationText,
+) -> Option<Duration> {
+    units::parse_duration(&text.0)
+        .map_err(|message| problems.at(path, message))
+        .ok()
+}
+
+/// Parses a duration that must not be zero.
+fn positive_duration(
+    problems: &mut Problems<'_>,
+    path: &FieldPath,
+    text: &DurationText,
+) -> Option<Duration> {
+    let d = duration(problems, path, text)?;
+    if d.is_zero() {
+        problems.at(
+            path,
+            format!("must be longer than zero, found `{}`", text.0),
+        );
+        return None;
+    }
+    Some(d)
+}
+
+/// Parses a CPU quantity into millicores.
+fn cpu(problems: &mut Problems<'_>, path: &FieldPath, value: &CpuText) -> Option<u64> {
+    units::parse_cpu_millis(&value.0)
+        .map_err(|message| problems.at(path, message))
+        .ok()
+}
+
+/// Reports every name that appears twice, pointing at the repeat and naming the first line.
+fn check_unique<'n>(
+    problems: &mut Problems<'_>,
+    what: &str,
+    names: impl IntoIterator<Item = (FieldPath, &'n str)>,
+) {
+    let mut seen: Vec<(&str, FieldPath)> = Vec::new();
+    for (path, name) in names {
+        match seen.iter().find(|(n, _)| *n == name) {
+            Some((_, first)) => {
+                let line = problems.line_of(first);
+                problems.at(
+                    &path,
+                    format!("duplicate {what} `{name}`; it is already defined at line {line}"),
+                );
+            }
+            None => seen.push((name, path)),
+        }
+    }
+}
+
+/// "a, b, c", or a phrase for an empty list.
+fn listing(items: &[String], empty: &str) -> String {
+    if items.is_empty() {
+        empty.to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn cross_check_sse(
+    service: &super::model::Service,
+    load: &super::model::Load,
+    problems: &mut Problems<'_>,
+) {
+    if service.sse.is_some() {
+        return;
+    }
+    let generators = FieldPath::root().key("load").key("generators");
+    for (i, generator) in load.generators.iter().enumerate() {
+        if generator.sse_streams > 0 {
+            problems.at(
+                &generators.index(i).key("sseStreams"),
+                format!(
+                    "generator `{}` opens {} SSE streams but the service offers none; set `service.sse` or use sseStreams: 0",
+                    generator.name, generator.sse_streams
+                ),
+            );
+        }
+    }
+}
+
+fn cross_check_sidecar_metrics(
+    service: &super::model::Service,
+    expectations: &[super::model::Expectation],
+    problems: &mut Problems<'_>,
+) {
+    use super::model::Metric;
+    if service.sidecar.is_some() {
+        return;
+    }
+    for (i, expectation) in expectations.iter().enumerate() {
+        if matches!(
+            expectation.metric,
+            Metric::MaxSaturation | Metric::RejectedRate
+        ) {
+            problems.at(
+                &FieldPath::root().key("expect").index(i).key("metric"),
+                format!(
+                    "{} is measured by the sidecar, but `service.sidecar` is not set",
+                    expectation.metric.as_str()
+                ),
+            );
+        }
+    }
+}

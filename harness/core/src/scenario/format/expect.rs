@@ -1,0 +1,71 @@
+//! The `expect` section as written: a metric, bounds, and an optional time window.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::scalars::{ThresholdText, WindowBound};
+
+/// Something that must hold for the scenario to pass. At least one of `max` and `min`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectationSpec {
+    /// The name shown in reports and JUnit; defaults to one derived from the metric, bounds
+    /// and window, such as `errorRate <= 0.01 during node-change+5s..end`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The measurement the bounds apply to.
+    pub metric: MetricName,
+    /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1,
+    /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods` and `hintFlaps` a
+    /// whole number, `latencyP99` a duration such as `"500ms"`.
+    #[serde(default)]
+    pub max: Option<ThresholdText>,
+    /// The smallest acceptable value, written as for `max`.
+    #[serde(default)]
+    pub min: Option<ThresholdText>,
+    /// The part of the load the metric is computed over; the whole load by default.
+    #[serde(default)]
+    pub window: Option<WindowSpec>,
+}
+
+/// A time window within the load. Each bound is `start`, `end`, the name of a timeline entry
+/// (its `at`), any of those followed by `+D` or `-D` (`node-change+5s`, `end-10s`), or a bare
+/// duration `D` after load start (`12s`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowSpec {
+    /// Where the window begins; `start` by default.
+    #[serde(default)]
+    pub from: Option<WindowBound>,
+    /// Where the window ends; `end` by default.
+    #[serde(default)]
+    pub to: Option<WindowBound>,
+}
+
+/// The measurements expectations can bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum MetricName {
+    /// Failed attempts over all attempts: non-2xx responses plus transport errors.
+    ErrorRate,
+    /// 5xx responses over all attempts.
+    Http5xxRate,
+    /// Transport errors (connection refused, reset) over all attempts.
+    TransportErrorRate,
+    /// Requests that hit the client timeout over all attempts.
+    TimeoutRate,
+    /// The busiest pod's request share over the mean share (1 = perfectly even).
+    SkewMaxMean,
+    /// The coefficient of variation of per-pod request shares (0 = perfectly even).
+    SkewCv,
+    /// Pods that should receive traffic but got less than 10% of a fair share.
+    StarvedPods,
+    /// The 99th percentile of request latency, measured from the intended send time.
+    LatencyP99,
+    /// How many times topology hints were switched on or off.
+    HintFlaps,
+    /// The highest per-pod in-flight count over the sidecar's `maxConcurrency` (0 to 1).
+    MaxSaturation,
+    /// Requests the sidecar rejected (queue full or queue timeout) over all attempts.
+    RejectedRate,
+}

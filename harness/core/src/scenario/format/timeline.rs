@@ -1,0 +1,110 @@
+//! The `timeline` section as written: when, an optional name, and one action per entry.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::scalars::{CpuText, DurationText, EventName, NodeName, PodRefText, ZoneName};
+
+/// One change during the load. Exactly one of the action keys (`setNodeReady`, `addNode`,
+/// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`) must be set.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TimelineEntrySpec {
+    /// When the action happens, measured from load start (after the warmup). Entries must be
+    /// in time order and within the load duration.
+    pub at: DurationText,
+    /// A name for this entry, unique in the timeline, that expectation windows can refer to
+    /// (`node-change+5s`). `start` and `end` are reserved.
+    #[serde(default)]
+    pub name: Option<EventName>,
+    /// Mark a node Ready or NotReady.
+    #[serde(default)]
+    pub set_node_ready: Option<SetNodeReadySpec>,
+    /// Add a worker node to a zone.
+    #[serde(default)]
+    pub add_node: Option<AddNodeSpec>,
+    /// Remove a node (its pods are evicted).
+    #[serde(default)]
+    pub remove_node: Option<NodeRefSpec>,
+    /// Move a node to another zone (change its `topology.kubernetes.io/zone` label).
+    #[serde(default)]
+    pub relabel_node: Option<RelabelNodeSpec>,
+    /// Change a node's allocatable CPU.
+    #[serde(default)]
+    pub set_allocatable_cpu: Option<SetAllocatableCpuSpec>,
+    /// Change the number of replicas (pods are added or removed from the highest index).
+    #[serde(default)]
+    pub scale: Option<ScaleSpec>,
+    /// Kill a pod's process; the pod restarts as its controller would restart it.
+    #[serde(default)]
+    pub kill_pod: Option<KillPodSpec>,
+}
+
+/// `setNodeReady`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetNodeReadySpec {
+    /// The node; it must exist at that point of the timeline.
+    pub node: NodeName,
+    /// The new Ready condition.
+    pub ready: bool,
+}
+
+/// `addNode`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddNodeSpec {
+    /// The zone to add the node to; must be one of `cluster.zones`.
+    pub zone: ZoneName,
+    /// The new node's name; no node of that name may exist at that point.
+    pub name: NodeName,
+    /// The new node's allocatable CPU.
+    pub allocatable_cpu: CpuText,
+    /// Whether the new node is Ready.
+    #[serde(default = "super::yes")]
+    pub ready: bool,
+}
+
+/// A reference to one node (`removeNode`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeRefSpec {
+    /// The node; it must exist at that point of the timeline.
+    pub node: NodeName,
+}
+
+/// `relabelNode`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RelabelNodeSpec {
+    /// The node; it must exist at that point of the timeline.
+    pub node: NodeName,
+    /// The node's new zone; must be one of `cluster.zones`.
+    pub zone: ZoneName,
+}
+
+/// `setAllocatableCpu`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetAllocatableCpuSpec {
+    /// The node; it must exist at that point of the timeline.
+    pub node: NodeName,
+    /// The node's new allocatable CPU.
+    pub allocatable_cpu: CpuText,
+}
+
+/// `scale`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScaleSpec {
+    /// The new number of replicas (`0` stops every pod).
+    pub replicas: u32,
+}
+
+/// `killPod`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KillPodSpec {
+    /// The pod: its index (`3`) or name (`"pod-3"`); it must exist at that point.
+    pub pod: PodRefText,
+}

@@ -1,0 +1,136 @@
+//! The load generators of the local target: one `loadgen` process per scenario generator,
+//! aimed at its zone's kube-proxy forwarder, each writing its JSON report to the run
+//! directory; stopped early with SIGTERM (loadgen then writes a partial report).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use harness_core::measure::{GeneratorRun, LoadReport};
+use harness_core::scenario::model::{ConnectionModel, Generator, Load, Rate};
+
+use crate::LocalError;
+use crate::bins::WorkloadBins;
+use crate::process::{ProcessSpec, Supervised};
+
+/// A running generator.
+#[derive(Debug)]
+pub struct RunningGenerator {
+    pub name: String,
+    pub zone: String,
+    pub process: Supervised,
+    pub report_path: PathBuf,
+}
+
+fn rate_arg(rate: Rate) -> String {
+    match rate {
+        Rate::PerSecond(r) => format!("{r}"),
+        Rate::Max => "max".into(),
+        Rate::Ramp { from, to } => format!("{from}:{to}"),
+    }
+}
+
+/// Command-line arguments of `loadgen run` for `generator`, sending to `proxy`.
+pub fn loadgen_args(
+    generator: &Generator,
+    load: &Load,
+    proxy: SocketAddr,
+    report: &Path,
+    seed: u64,
+) -> Vec<String> {
+    let total = load.warmup + load.duration;
+    let mut args = vec![
+        "run".into(),
+        "--url".into(),
+        format!("http://{proxy}{}", generator.path),
+        "--rate".into(),
+        rate_arg(generator.rate),
+        "--duration".into(),
+        format!("{}ms", total.as_millis()),
+        "--connections".into(),
+        generator.connections.to_string(),
+        "--connection-model".into(),
+        match generator.connection_model {
+            ConnectionModel::KeepAlive => "keep-alive".into(),
+            ConnectionModel::PerRequest => "per-request".into(),
+        },
+        "--timeout".into(),
+        format!("{}ms", load.request_timeout.as_millis()),
+        "--output".into(),
+        "json".into(),
+        "--output-file".into(),
+        report.display().to_string(),
+        "--seed".into(),
+        seed.to_string(),
+    ];
+    if generator.sse_streams > 0 {
+        args.extend([
+            "--sse-streams".into(),
+            generator.sse_streams.to_string(),
+            "--sse-url".into(),
+            format!("http://{proxy}/stream"),
+        ]);
+    }
+    args
+}
+
+impl RunningGenerator {
+    pub async fn start(
+        bins: &WorkloadBins,
+        generator: &Generator,
+        load: &Load,
+        proxy: SocketAddr,
+        out_dir: &Path,
+        seed: u64,
+    ) -> Result<Self, LocalError> {
+        let report_path = out_dir.join(format!("loadgen-{}.json", generator.name));
+        let process = Supervised::spawn(ProcessSpec {
+            name: format!("loadgen/{}", generator.name),
+            program: bins.loadgen.clone(),
+            args: loadgen_args(generator, load, proxy, &report_path, seed),
+            env: vec![("RUST_LOG".into(), "warn".into())],
+            log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
+            wait_listening: None,
+        })
+        .await?;
+        Ok(Self {
+            name: generator.name.clone(),
+            zone: generator.zone.clone(),
+            process,
+            report_path,
+        })
+    }
+
+    /// Waits for the generator to finish (at most `limit`; then stops it), or stops it at once
+    /// when `stop_now`, and reads its report.
+    pub async fn finish(
+        mut self,
+        stop_now: bool,
+        limit: Duration,
+    ) -> Result<GeneratorRun, LocalError> {
+        if stop_now || self.process.wait(limit).await.is_none() {
+            // SIGTERM: loadgen stops issuing, waits for in-flight requests, writes a partial report.
+            self.process.terminate(Duration::from_secs(15)).await;
+        }
+        let text = std::fs::read_to_string(&self.report_path).map_err(|e| LocalError::Io {
+            context: format!(
+                "reading the report of generator {} ({}); see its log next to it",
+                self.name,
+                self.report_path.display()
+            ),
+            source: e,
+        })?;
+        let report: LoadReport = serde_json::from_str(&text).map_err(|e| {
+            LocalError::Runtime(format!(
+                "the report of generator {} ({}) is not a loadgen report: {e}",
+                self.name,
+                self.report_path.display()
+            ))
+        })?;
+        Ok(GeneratorRun {
+            name: self.name,
+            zone: self.zone,
+            report,
+        })
+    }
+}

@@ -1,0 +1,74 @@
+//! State shared by the local target's tasks (engine calls, probers, sampler): the modelled
+//! cluster, the timeline of what happened, where each running pod listens, and the per-zone
+//! forwarders, which are re-pointed every time the model's reachability changes.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use harness_core::control_plane::cluster::ClusterModel;
+use harness_core::measure::EventKind;
+use tokio::time::Instant;
+
+use crate::kube_proxy::{Backend, ZoneProxy};
+
+/// Everything the tasks share, behind one lock (changes are rare; no lock is held across I/O).
+pub struct Shared {
+    pub model: ClusterModel,
+    pub events: Vec<(Instant, EventKind)>,
+    /// Running pod → the address its endpoint points at (sidecar, or flagsvc without one).
+    pub pod_addrs: BTreeMap<String, SocketAddr>,
+    pub proxies: BTreeMap<String, ZoneProxy>,
+}
+
+/// Cloneable handle to [`Shared`].
+#[derive(Clone)]
+pub struct SharedState(Arc<Mutex<Shared>>);
+
+impl SharedState {
+    pub fn new(model: ClusterModel) -> Self {
+        SharedState(Arc::new(Mutex::new(Shared {
+            model,
+            events: Vec::new(),
+            pod_addrs: BTreeMap::new(),
+            proxies: BTreeMap::new(),
+        })))
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Shared {
+    /// Records events now and brings the forwarders in line with the model.
+    pub fn record(&mut self, events: Vec<EventKind>) {
+        let now = Instant::now();
+        let reachability_changed = events
+            .iter()
+            .any(|e| matches!(e, EventKind::Reachability { .. }));
+        self.events.extend(events.into_iter().map(|e| (now, e)));
+        if reachability_changed {
+            self.sync_proxies();
+        }
+    }
+
+    /// Points each zone's forwarder at the running pods its kube-proxy would use.
+    pub fn sync_proxies(&self) {
+        for (zone, proxy) in &self.proxies {
+            let backends = self
+                .model
+                .endpoints()
+                .reachable_from(zone)
+                .iter()
+                .filter_map(|pod| {
+                    self.pod_addrs.get(pod).map(|addr| Backend {
+                        pod: pod.clone(),
+                        addr: *addr,
+                    })
+                })
+                .collect();
+            proxy.set_backends(backends);
+        }
+    }
+}
