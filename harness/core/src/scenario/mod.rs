@@ -54,12 +54,13 @@ pub fn load_scenario_str(
             format!("variants are: {}", names.join(", "))
         };
         let path = FieldPath::root().key("variants");
-        let problem = Problem {
+        let mut problems = base.err().unwrap_or_default();
+        problems.push(Problem {
             loc: tree.locate(&path),
             path: path.to_string(),
             message: format!("unknown variant `{selected}`; {known}"),
-        };
-        return Err(errors(file, vec![problem], Vec::new()));
+        });
+        return Err(errors(file, problems, Vec::new()));
     };
     match (base, evaluate_variant(&tree, &names, selected, patch)) {
         (Ok(_), Ok(scenario)) => Ok(scenario),

@@ -12,11 +12,13 @@ use super::super::units::{format_duration, parse_duration};
 use super::super::window::parse_bound;
 use super::check_unique;
 
-/// `specs` are the decodable entries with their index in the file.
+/// `specs` are the decodable entries with their index in the file; `has_sidecar` is unknown
+/// (`None`) when the service section could not be read.
 pub(super) fn build(
     specs: &[(usize, ExpectationSpec)],
     named_events: Option<&BTreeMap<String, Duration>>,
     load_duration: Option<Duration>,
+    has_sidecar: Option<bool>,
     problems: &mut Problems<'_>,
 ) -> Vec<Expectation> {
     let root = FieldPath::root().key("expect");
@@ -25,6 +27,17 @@ pub(super) fn build(
     for (i, spec) in specs {
         let path = root.index(*i);
         let metric = spec.metric;
+        if has_sidecar == Some(false)
+            && matches!(metric, Metric::MaxSaturation | Metric::RejectedRate)
+        {
+            problems.at(
+                &path.key("metric"),
+                format!(
+                    "{} is measured by the sidecar, but `service.sidecar` is not set",
+                    metric.as_str()
+                ),
+            );
+        }
         let max = spec
             .max
             .as_ref()

@@ -73,16 +73,14 @@ fn build(
         timeline::build(&spec, cluster.as_ref(), replicas, duration, problems)
     });
     let named_events = timeline.as_ref().map(|t| &t.named);
-    let expectations =
-        expect_spec.map(|spec| expect::build(&spec, named_events, duration, problems));
+    let expectations = expect_spec.map(|spec| {
+        let has_sidecar = service.as_ref().map(|s| s.sidecar.is_some());
+        expect::build(&spec, named_events, duration, has_sidecar, problems)
+    });
 
     if let (Some(service), Some(load)) = (&service, &load) {
         cross_check_sse(service, load, problems);
     }
-    if let (Some(service), Some(expectations)) = (&service, &expectations) {
-        cross_check_sidecar_metrics(service, expectations, problems);
-    }
-
     let metadata = metadata?;
     Some(Scenario {
         name: metadata.name.0,
@@ -300,31 +298,6 @@ fn cross_check_sse(
                 format!(
                     "generator `{}` opens {} SSE streams but the service offers none; set `service.sse` or use sseStreams: 0",
                     generator.name, generator.sse_streams
-                ),
-            );
-        }
-    }
-}
-
-fn cross_check_sidecar_metrics(
-    service: &super::model::Service,
-    expectations: &[super::model::Expectation],
-    problems: &mut Problems<'_>,
-) {
-    use super::model::Metric;
-    if service.sidecar.is_some() {
-        return;
-    }
-    for (i, expectation) in expectations.iter().enumerate() {
-        if matches!(
-            expectation.metric,
-            Metric::MaxSaturation | Metric::RejectedRate
-        ) {
-            problems.at(
-                &FieldPath::root().key("expect").index(i).key("metric"),
-                format!(
-                    "{} is measured by the sidecar, but `service.sidecar` is not set",
-                    expectation.metric.as_str()
                 ),
             );
         }

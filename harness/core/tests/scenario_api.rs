@@ -1,0 +1,156 @@
+//! Loading behaviour not tied to one fixture: variants over an invalid base, patches that try
+//! to change `variants`, YAML features (anchors, multiple documents, empty files).
+
+use harness_core::scenario::{Diagnostic, load_scenario_str, validate_str};
+
+const BASE: &str = "\
+apiVersion: harness/v1alpha1
+kind: Scenario
+metadata: { name: api }
+cluster:
+  zones:
+    - { name: z, nodes: [{ name: n-1, allocatableCpu: \"1\" }] }
+service:
+  name: svc
+  replicas: 2
+  serviceTime: { fixed: 20ms }
+load:
+  duration: 40s
+  generators:
+    - { name: g, zone: z, rate: 10 }
+";
+
+fn lines(
+    result: Result<impl std::fmt::Debug, harness_core::scenario::ScenarioErrors>,
+) -> Vec<String> {
+    result
+        .unwrap_err()
+        .diagnostics
+        .iter()
+        .map(Diagnostic::to_string)
+        .collect()
+}
+
+#[test]
+fn a_variant_cannot_fix_an_invalid_base() {
+    let text = BASE.replace("replicas: 2", "replicas: 0")
+        + "variants:\n  more: { service: { replicas: 3 } }\n";
+    assert_eq!(
+        lines(load_scenario_str(&text, "x.yaml", Some("more"))),
+        vec!["x.yaml:9:13: service.replicas: 0 is too small; the minimum is 1"]
+    );
+}
+
+#[test]
+fn a_problem_only_a_variant_has_is_labelled_with_it() {
+    let text = BASE.to_owned() + "variants:\n  none: { service: { replicas: 0 } }\n";
+    let expected =
+        vec!["x.yaml:16:32: variant `none`: service.replicas: 0 is too small; the minimum is 1"];
+    assert_eq!(
+        lines(load_scenario_str(&text, "x.yaml", Some("none"))),
+        expected
+    );
+    assert_eq!(lines(validate_str(&text, "x.yaml")), expected);
+    // the base alone is fine
+    assert_eq!(
+        load_scenario_str(&text, "x.yaml", None)
+            .unwrap()
+            .service
+            .replicas,
+        2
+    );
+}
+
+#[test]
+fn a_variant_cannot_patch_variants() {
+    let text = BASE.to_owned() + "variants:\n  sneaky: { variants: { other: {} } }\n";
+    assert_eq!(
+        lines(validate_str(&text, "x.yaml")),
+        vec![
+            "x.yaml:16:13: variant `sneaky`: variants.sneaky.variants: a variant cannot change `variants`"
+        ]
+    );
+}
+
+#[test]
+fn anchors_and_aliases_are_resolved() {
+    let text = BASE.replace(
+        "  generators:\n    - { name: g, zone: z, rate: 10 }\n",
+        "  generators:\n    - &gen { name: g, zone: z, rate: 10 }\n    - { <<: *gen, name: h }\n",
+    );
+    let scenario = load_scenario_str(&text, "x.yaml", None).unwrap();
+    let names: Vec<&str> = scenario
+        .load
+        .generators
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["g", "h"]);
+}
+
+#[test]
+fn one_document_per_file() {
+    let text = BASE.to_owned() + "---\n" + BASE;
+    assert_eq!(
+        lines(validate_str(&text, "x.yaml")),
+        vec![
+            "x.yaml:16:1: invalid YAML: a scenario file holds exactly one YAML document (found a `---` separator)"
+        ]
+    );
+}
+
+#[test]
+fn an_empty_file_says_what_a_scenario_starts_with() {
+    assert_eq!(
+        lines(validate_str("", "x.yaml")),
+        vec![
+            "x.yaml:1:1: a scenario file must be a mapping starting with `apiVersion: harness/v1alpha1` and `kind: Scenario`"
+        ]
+    );
+}
+
+#[test]
+fn missing_header_fields_are_reported_together() {
+    let text = "metadata: { name: x }\n";
+    assert_eq!(
+        lines(validate_str(text, "x.yaml")),
+        vec![
+            "x.yaml:1:1: apiVersion: missing required field `apiVersion`; expected `apiVersion: harness/v1alpha1`",
+            "x.yaml:1:1: kind: missing required field `kind`; expected `kind: Scenario`",
+        ]
+    );
+}
+
+#[test]
+fn duplicate_keys_are_rejected() {
+    let text = BASE.replace("  replicas: 2\n", "  replicas: 2\n  replicas: 3\n");
+    assert_eq!(
+        lines(validate_str(&text, "x.yaml")),
+        vec!["x.yaml:10:3: invalid YAML: duplicate mapping key: replicas"]
+    );
+}
+
+#[test]
+fn entries_after_an_unreadable_expectation_keep_their_own_paths() {
+    let text = BASE.to_owned()
+        + "expect:\n  - { metric: errorRates, max: 0.1 }\n  - { metric: maxSaturation, max: 0.9 }\n";
+    assert_eq!(
+        lines(validate_str(&text, "x.yaml")),
+        vec![
+            "x.yaml:16:15: expect[0].metric: unknown value `errorRates`; did you mean `errorRate`? expected one of: errorRate, http5xxRate, transportErrorRate, timeoutRate, skewMaxMean, skewCv, starvedPods, latencyP99, hintFlaps, maxSaturation, rejectedRate",
+            "x.yaml:17:15: expect[1].metric: maxSaturation is measured by the sidecar, but `service.sidecar` is not set",
+        ]
+    );
+}
+
+#[test]
+fn an_unknown_variant_is_reported_with_the_base_problems() {
+    let text = BASE.replace("replicas: 2", "replicas: 0");
+    assert_eq!(
+        lines(load_scenario_str(&text, "x.yaml", Some("fixed"))),
+        vec![
+            "x.yaml:1:1: variants: unknown variant `fixed`; this file defines no variants",
+            "x.yaml:9:13: service.replicas: 0 is too small; the minimum is 1",
+        ]
+    );
+}

@@ -1,0 +1,177 @@
+//! Small loopback servers for the loadgen tests (hyper HTTP/1, or raw TCP misbehaviour).
+
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::TokioIo;
+use loadgen::{RateSpec, RunConfig};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// A running test server; stops accepting when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub connections: Arc<AtomicUsize>,
+    accept: JoinHandle<()>,
+}
+
+impl TestServer {
+    pub fn url(&self, path: &str) -> http::Uri {
+        format!("http://{}{path}", self.addr).parse().unwrap()
+    }
+
+    pub fn accepted(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+pub fn full(status: u16, pod: &str, body: &'static str) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("x-pod", pod)
+        .body(Full::new(Bytes::from_static(body.as_bytes())).boxed())
+        .unwrap()
+}
+
+/// A streaming body: `event` once at once, then once every `every`, `limit` times in all.
+pub fn sse_body(event: &'static [u8], every: Duration, limit: Option<usize>) -> Body {
+    let stream = futures::stream::unfold(0usize, move |n| async move {
+        if limit.is_some_and(|l| n >= l) {
+            return None;
+        }
+        if n > 0 {
+            tokio::time::sleep(every).await;
+        }
+        Some((
+            Ok::<_, Infallible>(Frame::data(Bytes::from_static(event))),
+            n + 1,
+        ))
+    });
+    BodyExt::boxed(StreamBody::new(stream))
+}
+
+/// Serves `handler(connection_index, request)` on every connection (indices from 0, in accept
+/// order).
+pub async fn http_server<F, Fut>(handler: F) -> TestServer
+where
+    F: Fn(usize, Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<Body>> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counter = connections.clone();
+    let accept = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let index = counter.fetch_add(1, Ordering::SeqCst);
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let fut = handler(index, req);
+                    async move { Ok::<_, Infallible>(fut.await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    TestServer {
+        addr,
+        connections,
+        accept,
+    }
+}
+
+/// What a raw server does with each connection.
+#[derive(Clone, Copy)]
+pub enum Misbehave {
+    /// Read the request, then close without answering.
+    CloseWithoutResponse,
+    /// Read the request and never answer (keep the socket open).
+    NeverAnswer,
+}
+
+pub async fn raw_server(mode: Misbehave) -> TestServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counter = connections.clone();
+    let accept = tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                continue;
+            };
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                match mode {
+                    Misbehave::CloseWithoutResponse => {
+                        let _ = stream.read(&mut buf).await;
+                        drop(stream);
+                    }
+                    Misbehave::NeverAnswer => {
+                        // Read (and ignore) until the client gives up and closes.
+                        while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+                    }
+                }
+            });
+        }
+    });
+    TestServer {
+        addr,
+        connections,
+        accept,
+    }
+}
+
+/// A config for tests: constant `rps` for `duration`, `connections` keep-alive connections.
+pub fn config(url: http::Uri, rps: f64, duration: Duration, connections: usize) -> RunConfig {
+    let mut c = RunConfig::new(url);
+    c.rate = RateSpec::Constant(rps);
+    c.duration = duration;
+    c.connections = connections;
+    c.timeout = Duration::from_secs(5);
+    c
+}
+
+/// `GET path` over a fresh connection; returns (status, body).
+pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let req = Request::builder()
+        .uri(path)
+        .header("host", addr.to_string())
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
