@@ -27,7 +27,9 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+## The scenario tests run the workload binaries, so they are built first.
 test: lint
+	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
 
 fmt:

@@ -1,15 +1,29 @@
 //! `harness schema`: prints the JSON Schema (draft 2020-12) of scenario files, for editors
-//! and other tools. Field descriptions are the format's documentation.
+//! and other tools, or with `summary` the schema of a run's `summary.json`. Field descriptions
+//! are the formats' documentation.
 
 use crate::exit::{Failure, Outcome};
 
 #[derive(Debug, clap::Args)]
-pub struct SchemaArgs {}
+pub struct SchemaArgs {
+    /// Which document: a scenario file, or a run's summary.json.
+    #[arg(value_enum, default_value_t = Document::Scenario)]
+    pub document: Document,
+}
 
-pub fn run(_args: SchemaArgs) -> Outcome {
-    let schema = harness_core::scenario::json_schema();
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Document {
+    Scenario,
+    Summary,
+}
+
+pub fn run(args: SchemaArgs) -> Outcome {
+    let schema = match args.document {
+        Document::Scenario => harness_core::scenario::json_schema(),
+        Document::Summary => harness_core::report::summary_json_schema(),
+    };
     let text = serde_json::to_string_pretty(&schema)
         .map_err(|e| Failure::Infrastructure(anyhow::anyhow!("cannot render the schema: {e}")))?;
-    println!("{text}");
+    crate::output::print(&format!("{text}\n"));
     Ok(())
 }

@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version tag written into every summary.
 pub const SUMMARY_SCHEMA: &str = "harness-summary/v1";
 
 /// Overall outcome of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
@@ -18,8 +19,9 @@ pub enum Verdict {
 }
 
 /// Everything a CI gate or a person needs from one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "harness run summary (harness-summary/v1)")]
 pub struct Summary {
     pub schema: String,
     pub scenario: String,
@@ -50,7 +52,7 @@ pub struct Summary {
 }
 
 /// One expectation and how it fared.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpectationResult {
     pub name: String,
@@ -65,7 +67,7 @@ pub struct ExpectationResult {
     pub evidence: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WindowSummary {
     pub text: String,
@@ -73,7 +75,7 @@ pub struct WindowSummary {
     pub to_s: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Threshold {
     pub min: Option<f64>,
@@ -81,7 +83,7 @@ pub struct Threshold {
 }
 
 /// Request outcomes over the whole run, summed over generators.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     pub attempted: u64,
@@ -97,7 +99,7 @@ pub struct Totals {
 }
 
 /// One pod's share of the work and its saturation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PodSummary {
     pub name: String,
@@ -117,7 +119,7 @@ pub struct PodSummary {
     pub max_concurrency: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkewSummary {
     /// Busiest pod's requests ÷ mean requests per pod.
@@ -128,7 +130,7 @@ pub struct SkewSummary {
     pub starved: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HintsSummary {
     /// TopologyAwareHintsEnabled / Disabled events with their time.
@@ -137,7 +139,7 @@ pub struct HintsSummary {
     pub flaps: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HintEventSummary {
     pub t_s: f64,
@@ -148,7 +150,7 @@ pub struct HintEventSummary {
 }
 
 /// Per-second series behind the report's charts (second i covers [i, i+1) from load start).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Series {
     /// Pod → responses per second.
@@ -162,9 +164,14 @@ pub struct Series {
     pub hints_enabled: Vec<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Marker {
     pub t_s: f64,
     pub label: String,
+}
+
+/// The JSON Schema of `summary.json` (draft 2020-12), generated from these types.
+pub fn summary_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Summary)).unwrap_or_default()
 }

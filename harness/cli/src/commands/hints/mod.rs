@@ -9,7 +9,6 @@ mod render;
 mod report;
 mod sweep;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::exit::{Failure, Outcome};
@@ -120,8 +119,6 @@ fn print_json<T: serde::Serialize>(value: &T) -> Outcome {
 }
 
 fn print(text: &str) -> Outcome {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| Failure::Infrastructure(e.into()))
+    crate::output::print(text);
+    Ok(())
 }

@@ -1,0 +1,264 @@
+//! The shipped topology-skew scenario end to end on the local target, as CI runs it: each
+//! variant's exit code and the incident's signature in summary.json, the other output files,
+//! and Ctrl-C in the middle of a run. These start real processes and take about a minute; the
+//! workload binaries must be built first (`make test` does: `cargo build --workspace --bins`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn require_workload_bins() {
+    let dir = Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap();
+    for bin in ["flagsvc", "sidecar", "loadgen"] {
+        assert!(
+            dir.join(bin).is_file(),
+            "{bin} is not built in {}; run `cargo build --workspace --bins` first (make test does)",
+            dir.display()
+        );
+    }
+}
+
+/// Runs a variant to completion; returns the exit code and the output directory.
+fn run_variant(variant: &str, out: &Path) -> i32 {
+    require_workload_bins();
+    let status = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "run",
+            "scenarios/topology-skew.yaml",
+            "--variant",
+            variant,
+            "--seed",
+            "7",
+        ])
+        .arg("--out")
+        .arg(out)
+        .current_dir(workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    status.code().unwrap_or(-1)
+}
+
+fn summary(out: &Path) -> Value {
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let schema = harness_schema_summary();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "summary.json breaks its schema: {errors:?}"
+    );
+    value
+}
+
+fn harness_schema_summary() -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["schema", "summary"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn expectation<'a>(s: &'a Value, metric: &str) -> &'a Value {
+    s["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} expectation"))
+}
+
+fn count(map: &Value, key: &str) -> u64 {
+    map.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[test]
+fn incident_reproduces_the_signature_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = run_variant("incident", dir.path());
+    assert_eq!(code, 1, "a failed expectation exits 1");
+    let s = summary(dir.path());
+    assert_eq!(s["verdict"], "fail");
+    assert_eq!(s["partial"], false);
+    assert_eq!(s["target"], "local");
+    assert_eq!(s["variant"], "incident");
+
+    // Hints on at load start: zone-2a clients reach 2 of the 4 pods; the other 2 starve while
+    // the reachable ones sit at their concurrency limit.
+    let starved = expectation(&s, "starvedPods");
+    assert_eq!(starved["observed"], 2.0, "{starved}");
+    assert_eq!(starved["passed"], false);
+    let pods = s["pods"].as_array().unwrap();
+    let saturated = pods
+        .iter()
+        .filter(|p| p["maxInFlight"] == p["maxConcurrency"])
+        .count();
+    assert!(saturated >= 2, "two pods at their limit: {pods:?}");
+
+    // The node added in 2a removes the hints with the controller's exact message; pod churn
+    // brings them back: the hints flap.
+    let events = s["hints"]["events"].as_array().unwrap();
+    let disabled = events.iter().find(|e| {
+        e["tS"].as_f64().unwrap() > 0.0
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Unable to allocate minimum required endpoints to each zone without exceeding overload threshold (4 endpoints, 2 zones)")
+    });
+    assert!(disabled.is_some(), "{events:?}");
+    assert!(s["hints"]["flaps"].as_u64().unwrap() >= 2);
+
+    // With an unbounded queue and no timeout, requests hang until the caller gives up: the
+    // errors are client timeouts, not fast 503s.
+    let totals = &s["totals"];
+    assert!(
+        count(&totals["transportErrors"], "timeout") > 100,
+        "{totals}"
+    );
+    assert_eq!(count(&totals["responses"], "503"), 0, "{totals}");
+    assert!(totals["errorRate"].as_f64().unwrap() > 0.05);
+
+    // The other outputs.
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 4);
+    assert!(junit.contains("failures=\"4\""), "{junit}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("<svg").count(),
+        3,
+        "pods, errors and hints charts"
+    );
+    let timeline = std::fs::read_to_string(dir.path().join("timeline.jsonl")).unwrap();
+    let lines: Vec<Value> = timeline
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().any(|l| l["event"] == "hints"));
+    assert!(lines.iter().any(|l| l["event"] == "sample"));
+}
+
+#[test]
+fn without_sse_the_skew_stays_but_errors_do_not_appear() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant("incident-no-sse", dir.path()), 1);
+    let s = summary(dir.path());
+    assert_eq!(expectation(&s, "starvedPods")["observed"], 2.0);
+    assert_eq!(expectation(&s, "errorRate")["passed"], true);
+    assert_eq!(s["totals"]["errorRate"], 0.0);
+}
+
+#[test]
+fn fixed_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = run_variant("fixed", dir.path());
+    let s = summary(dir.path());
+    assert_eq!(code, 0, "explanation: {}", s["explanation"]);
+    assert_eq!(s["verdict"], "pass");
+    assert!(s["totals"]["errorRate"].as_f64().unwrap() < 0.01);
+    assert!(s["hints"]["events"].as_array().unwrap().is_empty());
+    assert!(s["skew"]["maxMean"].as_f64().unwrap() < 1.5);
+    assert_eq!(
+        s["pods"].as_array().unwrap().len(),
+        5,
+        "4 pods + the churn replacement"
+    );
+}
+
+/// Pids of `parent`'s direct children, from /proc.
+fn children(parent: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command name (which is in parentheses): state, ppid, ...
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        if ppid == parent {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn ctrl_c_stops_every_process_and_writes_a_partial_summary() {
+    require_workload_bins();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "scenarios/topology-skew.yaml", "--variant", "fixed"])
+        .arg("--out")
+        .arg(dir.path())
+        .current_dir(workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let started = Instant::now();
+    let mut lines = stderr.lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("== load") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "load never started"
+        );
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let kids = children(child.id());
+    // 4 pods × 2 processes + 1 load generator.
+    assert_eq!(kids.len(), 9, "{kids:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    // Drain stderr so the harness never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "harness did not stop within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(3), "interrupted runs exit 3");
+    for pid in kids {
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+        assert!(!alive, "child {pid} outlived the harness");
+    }
+    let s = summary(dir.path());
+    assert_eq!(s["partial"], true);
+    assert_eq!(s["partialReason"], "interrupted by the user");
+    assert_eq!(s["verdict"], "fail", "a partial run never passes");
+    let ran = s["durationS"].as_f64().unwrap();
+    assert!(ran > 1.0 && ran < 30.0, "ran {ran}s of 40");
+    assert!(
+        s["totals"]["attempted"].as_u64().unwrap() > 100,
+        "what ran is kept"
+    );
+}
