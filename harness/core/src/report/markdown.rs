@@ -22,7 +22,7 @@ pub fn render_markdown(summary: &Summary) -> String {
     let _ = writeln!(md, "# {} {}{}\n", verdict, summary.scenario, variant);
     let _ = writeln!(
         md,
-        "Target `{}`, run `{}`, seed {}, {:.1}s of load, time scale {}.\n",
+        "Target `{}`, run `{}`, seed {}, {:.1}s of load, time scale {:?}.\n",
         summary.target, summary.run_id, summary.seed, summary.duration_s, summary.time_scale
     );
     if let Some(reason) = &summary.partial_reason {
@@ -69,7 +69,14 @@ pub fn render_markdown(summary: &Summary) -> String {
     }
     if !summary.hints.events.is_empty() {
         let _ = writeln!(md, "\nHint events ({} flaps):\n", summary.hints.flaps);
-        for ev in &summary.hints.events {
+        let before = summary.hints.events.iter().filter(|e| e.t_s < 0.0).count();
+        if before > 0 {
+            let _ = writeln!(
+                md,
+                "- {before} events while the pods were deployed (see summary.json)"
+            );
+        }
+        for ev in summary.hints.events.iter().filter(|e| e.t_s >= 0.0) {
             let _ = writeln!(md, "- {:.1}s {}: {}", ev.t_s, ev.reason, ev.message);
         }
     }
@@ -95,6 +102,11 @@ mod tests {
         assert!(md.starts_with("# FAIL topology-skew — variant `incident`"));
         assert!(md.contains("- starvedPods = 1 > 0"));
         assert!(md.contains("| ❌ | no starved pods (`starvedPods`) | whole run | 1 | ≤ 0 |"));
-        assert!(md.contains("1.5s TopologyAwareHintsEnabled"));
+        assert!(md.contains("- 1.5s TopologyAwareHintsEnabled"));
+        assert!(md.contains("- 1 events while the pods were deployed"));
+        assert!(
+            !md.contains("Insufficient number"),
+            "deploy-time events are only counted"
+        );
     }
 }

@@ -95,12 +95,20 @@ pub(crate) mod fixture {
             skew: SkewSummary::default(),
             traffic_matrix: BTreeMap::new(),
             hints: HintsSummary {
-                events: vec![HintEventSummary {
-                    t_s: 1.5,
-                    kind: "Normal".into(),
-                    reason: "TopologyAwareHintsEnabled".into(),
-                    message: "Topology Aware Hints has been enabled".into(),
-                }],
+                events: vec![
+                    HintEventSummary {
+                        t_s: -2.0,
+                        kind: "Warning".into(),
+                        reason: "TopologyAwareHintsDisabled".into(),
+                        message: "Insufficient number of endpoints (0 endpoints, 2 zones)".into(),
+                    },
+                    HintEventSummary {
+                        t_s: 1.5,
+                        kind: "Normal".into(),
+                        reason: "TopologyAwareHintsEnabled".into(),
+                        message: "Topology Aware Hints has been enabled".into(),
+                    },
+                ],
                 flaps: 1,
             },
             series: Series {
