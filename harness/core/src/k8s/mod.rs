@@ -16,6 +16,7 @@
 
 mod add_hints;
 pub mod events;
+pub mod hpa;
 pub mod kube_proxy;
 pub mod quantity;
 pub mod reconcile;
@@ -24,6 +25,7 @@ pub mod sweep;
 pub mod topology_cache;
 pub mod traffic_dist;
 pub mod types;
+pub mod workloads;
 
 pub use events::{Event, EventType};
 pub use kube_proxy::{ProxyNode, ProxyOptions, ServicePolicy, pick_backend, usable_endpoints};
