@@ -94,6 +94,7 @@ fn run() -> RunData {
             hints(2.5, true),
             hints(2.6, true),
         ],
+        lb: Vec::new(),
     }
 }
 

@@ -5,9 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness_core::scenario::{
-    Action, Cluster, ConnectionModel, Expectation, Generator, Load, Metric, Node, NodeRole,
-    Placement, Rate, ReadinessProbe, Routing, SaturationReadiness, Scenario, Service, ServiceTime,
-    Sidecar, SpreadConstraint, Sse, Threshold, TimelineEvent, TopologyKey, TrafficDistribution,
+    Action, App, Cluster, ConnectionModel, Expectation, Generator, IntOrPercent, Load, Metric,
+    Node, NodeRole, Placement, PreStop, Rate, ReadinessProbe, RolloutChange, RolloutStrategy,
+    Routing, SaturationReadiness, Scenario, Service, ServiceTime, Sidecar, SpreadConstraint, Sse,
+    Termination, Threshold, TimelineEvent, TopologyKey, TrafficDistribution, Via,
     WhenUnsatisfiable, Window, load_scenario,
 };
 
@@ -89,6 +90,20 @@ fn topology_skew_base_document() {
                 failure_threshold: 3,
                 success_threshold: 1,
             },
+            rollout: RolloutStrategy {
+                max_surge: IntOrPercent::Percent(25),
+                max_unavailable: IntOrPercent::Percent(25),
+                min_ready: Duration::ZERO,
+            },
+            termination: Termination {
+                grace_period: secs(30),
+                pre_stop: PreStop::None,
+                image_has_shell: true,
+            },
+            app: App {
+                drain_delay: Duration::ZERO,
+            },
+            autoscaler: None,
         },
         load: Load {
             warmup: secs(3),
@@ -102,8 +117,10 @@ fn topology_skew_base_document() {
                 connection_model: ConnectionModel::KeepAlive,
                 sse_streams: 24,
                 path: "/flags/checkout".into(),
+                via: Via::KubeProxy,
             }],
         },
+        load_balancer: None,
         timeline: vec![TimelineEvent {
             at: secs(20),
             name: Some("node-change".into()),
@@ -149,6 +166,7 @@ fn topology_skew_base_document() {
                 },
             },
         ],
+        time_scale: 1.0,
     };
     assert_eq!(s, expected);
 }
@@ -238,6 +256,26 @@ fn all_actions_timeline_and_windows() {
             (at(25), None, Action::RemoveNode { node: "b-1".into() }),
             (at(30), Some("scale-up"), Action::Scale { replicas: 6 }),
             (at(35), None, Action::KillPod { pod: 5 }),
+            (
+                at(36),
+                None,
+                Action::Rollout(RolloutChange {
+                    restart: true,
+                    drain_delay: None,
+                    pre_stop: None,
+                    grace_period: None,
+                })
+            ),
+            (
+                at(38),
+                Some("new-revision"),
+                Action::Rollout(RolloutChange {
+                    restart: false,
+                    drain_delay: Some(secs(2)),
+                    pre_stop: Some(PreStop::None),
+                    grace_period: Some(secs(10)),
+                })
+            ),
             (at(40), None, Action::KillPod { pod: 0 }),
             (at(40), Some("scale-down"), Action::Scale { replicas: 0 }),
         ]
@@ -316,6 +354,7 @@ fn all_actions_timeline_and_windows() {
     );
     assert_eq!(s.cluster.zones, vec!["zone-a", "zone-b", "zone-c"]);
     assert_eq!(s.cluster.nodes_in_zone("zone-c").count(), 0);
+    assert_eq!(s.service.termination.pre_stop, PreStop::Sleep(secs(5)));
 }
 
 #[test]
@@ -348,6 +387,12 @@ fn minimal_scenario_gets_every_default() {
     assert_eq!(s.service.service_time, ServiceTime::Cpu(ms(5)));
     assert!(s.timeline.is_empty() && s.expectations.is_empty());
     assert_eq!(s.cluster.workers().count(), 1);
+    assert_eq!(s.service.rollout, RolloutStrategy::default());
+    assert_eq!(s.service.termination, Termination::default());
+    assert_eq!(s.service.app, App::default());
+    assert_eq!(s.service.autoscaler, None);
+    assert_eq!((s.load_balancer.as_ref(), s.time_scale), (None, 1.0));
+    assert_eq!(g.via, Via::KubeProxy);
 
     let same_zone = fixture("valid-minimal.yaml", Some("same-zone"));
     assert_eq!(

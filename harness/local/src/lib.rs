@@ -4,8 +4,11 @@
 //! standing in for kube-proxy.
 
 pub mod bins;
+pub mod controllers;
 pub mod kube_proxy;
 pub mod load;
+pub mod load_balancer;
+pub mod manager;
 pub mod pods;
 pub mod prober;
 pub mod process;

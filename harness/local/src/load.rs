@@ -35,6 +35,7 @@ pub fn loadgen_args(
     generator: &Generator,
     load: &Load,
     proxy: SocketAddr,
+    metrics: SocketAddr,
     report: &Path,
     seed: u64,
 ) -> Vec<String> {
@@ -62,6 +63,8 @@ pub fn loadgen_args(
         report.display().to_string(),
         "--seed".into(),
         seed.to_string(),
+        "--metrics-listen".into(),
+        metrics.to_string(),
     ];
     if generator.sse_streams > 0 {
         args.extend([
@@ -80,6 +83,7 @@ impl RunningGenerator {
         generator: &Generator,
         load: &Load,
         proxy: SocketAddr,
+        metrics: SocketAddr,
         out_dir: &Path,
         seed: u64,
     ) -> Result<Self, LocalError> {
@@ -87,7 +91,7 @@ impl RunningGenerator {
         let process = Supervised::spawn(ProcessSpec {
             name: format!("loadgen/{}", generator.name),
             program: bins.loadgen.clone(),
-            args: loadgen_args(generator, load, proxy, &report_path, seed),
+            args: loadgen_args(generator, load, proxy, metrics, &report_path, seed),
             env: vec![("RUST_LOG".into(), "warn".into())],
             log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
             wait_listening: None,

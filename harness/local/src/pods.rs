@@ -43,6 +43,7 @@ impl PodProcesses {
     pub async fn start(
         bins: &WorkloadBins,
         service: &Service,
+        drain_delay: Duration,
         pod: &str,
         node: &str,
         zone: &str,
@@ -68,6 +69,8 @@ impl PodProcesses {
                 service_time_arg(service.service_time),
                 "--sse-interval".into(),
                 duration_arg(heartbeat),
+                "--drain-delay".into(),
+                duration_arg(drain_delay),
             ],
             env: env.clone(),
             log_path: log_dir.join(format!("{pod}-flagsvc.log")),
@@ -97,6 +100,8 @@ impl PodProcesses {
             limits.queue_limit.unwrap_or(0).to_string(),
             "--queue-timeout".into(),
             duration_arg(limits.queue_timeout.unwrap_or(Duration::ZERO)),
+            "--drain-delay".into(),
+            duration_arg(drain_delay),
         ];
         if let Some(r) = &limits.readiness_on_saturation {
             args.extend([
@@ -127,12 +132,15 @@ impl PodProcesses {
     }
 
     /// Stops the pod as the kubelet does: SIGTERM to each container, SIGKILL after `grace`.
-    pub async fn stop(&mut self, grace: Duration) {
+    /// Returns whether every container exited within the grace period.
+    pub async fn stop(&mut self, grace: Duration) -> bool {
         let sidecar = async {
-            if let Some(s) = self.sidecar.as_mut() {
-                s.terminate(grace).await;
+            match self.sidecar.as_mut() {
+                Some(s) => s.terminate(grace).await,
+                None => true,
             }
         };
-        tokio::join!(sidecar, self.flagsvc.terminate(grace));
+        let (a, b) = tokio::join!(sidecar, self.flagsvc.terminate(grace));
+        a && b
     }
 }

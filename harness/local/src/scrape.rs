@@ -49,6 +49,20 @@ impl Scraper {
         }
     }
 
+    /// Reads one unlabelled counter or gauge from `http://addr/metrics`.
+    pub async fn counter(&self, addr: SocketAddr, name: &str) -> Option<f64> {
+        let resp = self
+            .client
+            .get(format!("http://{addr}/metrics"))
+            .send()
+            .await
+            .ok()?;
+        let text = resp.text().await.ok()?;
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    }
+
     /// Scrapes `http://admin/metrics`; `None` when the sidecar does not answer.
     pub async fn sidecar_metrics(&self, admin: SocketAddr) -> Option<SidecarMetrics> {
         let resp = self

@@ -1,33 +1,33 @@
 //! [`LocalTarget`]: the engine's `Target` on this machine. Deploy starts the per-zone
-//! forwarders and the pods' processes and waits for the probes to pass; actions go through the
-//! control-plane model and their pod operations are carried out as processes; collect gathers
-//! the generators' reports, the sidecar samples and the timeline.
+//! forwarders, the pods' processes and the control loops, and waits for the probes to pass;
+//! actions go through the control-plane model and their pod operations are carried out by the
+//! [`PodManager`]; collect gathers the generators' reports, the sidecar samples and the
+//! timeline.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use harness_core::control_plane::cluster::{ClusterModel, PodOp};
+use harness_core::control_plane::cluster::ClusterModel;
 use harness_core::engine::run::describe;
 use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
 };
 use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
 use harness_core::scenario::model::{Scenario, TimelineEvent};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bins::WorkloadBins;
+use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
 use crate::load::RunningGenerator;
-use crate::pods::PodProcesses;
-use crate::prober::run_prober;
+use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
 use crate::shared::SharedState;
 
-/// Grace period for pods deleted during a run (terminationGracePeriodSeconds default).
-const TERMINATION_GRACE: Duration = Duration::from_secs(30);
 /// Grace period at teardown: the run is over, nothing is measured any more.
 const TEARDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -38,26 +38,19 @@ pub struct LocalTarget {
     run: Option<Running>,
 }
 
-struct PodMeta {
-    node: String,
-    zone: String,
-}
-
 struct Running {
-    scenario: Scenario,
+    scenario: Arc<Scenario>,
     ctx: RunContext,
     shared: SharedState,
-    pods: BTreeMap<String, PodProcesses>,
-    meta: BTreeMap<String, PodMeta>,
-    probers: BTreeMap<String, CancellationToken>,
+    manager: PodManager,
     targets: Targets,
     samples: Samples,
     generators: Vec<RunningGenerator>,
-    /// Stops the forwarders.
+    loadgen_metrics: Vec<SocketAddr>,
+    /// Stops the forwarders and the control loops.
     stop: CancellationToken,
     /// Stops the sampler.
     stop_sampler: CancellationToken,
-    stopping: Vec<JoinHandle<()>>,
     clock: Option<RunClock>,
     deployed_at: Instant,
 }
@@ -84,72 +77,6 @@ impl LocalTarget {
 }
 
 impl Running {
-    /// Carries out pod operations decided by the model.
-    async fn execute(
-        &mut self,
-        ops: Vec<PodOp>,
-        bins: &WorkloadBins,
-        scraper: &Scraper,
-    ) -> Result<(), TargetError> {
-        for op in ops {
-            match op {
-                PodOp::Start { pod, node, zone } => {
-                    let processes = PodProcesses::start(
-                        bins,
-                        &self.scenario.service,
-                        &pod,
-                        &node,
-                        &zone,
-                        &self.ctx.out_dir,
-                    )
-                    .await
-                    .map_err(TargetError::new)?;
-                    let stop = CancellationToken::new();
-                    tokio::spawn(run_prober(
-                        pod.clone(),
-                        processes.addr,
-                        self.scenario.service.readiness_probe,
-                        scraper.clone(),
-                        self.shared.clone(),
-                        stop.clone(),
-                    ));
-                    self.probers.insert(pod.clone(), stop);
-                    self.targets
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(pod.clone(), processes.admin);
-                    {
-                        let mut s = self.shared.lock();
-                        s.pod_addrs.insert(pod.clone(), processes.addr);
-                        s.sync_proxies();
-                    }
-                    self.meta.insert(pod.clone(), PodMeta { node, zone });
-                    self.pods.insert(pod, processes);
-                }
-                PodOp::Stop { pod } => {
-                    if let Some(stop) = self.probers.remove(&pod) {
-                        stop.cancel();
-                    }
-                    self.targets
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&pod);
-                    {
-                        let mut s = self.shared.lock();
-                        s.pod_addrs.remove(&pod);
-                        s.sync_proxies();
-                    }
-                    if let Some(mut processes) = self.pods.remove(&pod) {
-                        self.stopping.push(tokio::spawn(async move {
-                            processes.stop(TERMINATION_GRACE).await;
-                        }));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn t_s(&self, at: Instant) -> f64 {
         match &self.clock {
             Some(clock) => clock.t_s(at),
@@ -160,7 +87,7 @@ impl Running {
     async fn wait_all_ready(&self, limit: Duration) -> Result<(), TargetError> {
         let deadline = Instant::now() + limit;
         loop {
-            let (ready, total, not_ready) = {
+            let (total, not_ready) = {
                 let s = self.shared.lock();
                 let pods: Vec<_> = s.model.endpoints().pods().cloned().collect();
                 let not_ready: Vec<String> = pods
@@ -168,14 +95,15 @@ impl Running {
                     .filter(|p| !p.ready)
                     .map(|p| p.name.clone())
                     .collect();
-                (pods.len() - not_ready.len(), pods.len(), not_ready)
+                (pods.len(), not_ready)
             };
-            if ready == total {
+            if not_ready.is_empty() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
                 return Err(TargetError::new(format!(
-                    "{ready}/{total} pods ready after {limit:?}; not ready: {} (see their logs in {})",
+                    "{}/{total} pods ready after {limit:?}; not ready: {} (see their logs in {})",
+                    total - not_ready.len(),
                     not_ready.join(", "),
                     self.ctx.out_dir.display()
                 )));
@@ -183,6 +111,13 @@ impl Running {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// A free loopback port for a child to listen on (the child fails loudly if it is taken).
+fn free_loopback_addr() -> Result<SocketAddr, TargetError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| TargetError::new(format!("no free loopback port: {e}")))
 }
 
 impl Target for LocalTarget {
@@ -205,6 +140,8 @@ impl Target for LocalTarget {
             SetAllocatableCpu,
             Scale,
             KillPod,
+            Rollout,
+            Autoscaler,
         ]
         .into_iter()
         .collect()
@@ -213,7 +150,8 @@ impl Target for LocalTarget {
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
         std::fs::create_dir_all(&ctx.out_dir)
             .map_err(|e| TargetError::new(format!("creating {}: {e}", ctx.out_dir.display())))?;
-        let shared = SharedState::new(ClusterModel::new(scenario, ctx.seed));
+        let scenario = Arc::new(scenario.clone());
+        let shared = SharedState::new(ClusterModel::new(&scenario, ctx.seed));
         let stop = CancellationToken::new();
         for (i, zone) in scenario.cluster.zones.iter().enumerate() {
             let proxy = ZoneProxy::start(zone, ctx.seed.wrapping_add(i as u64 + 1), stop.clone())
@@ -221,26 +159,33 @@ impl Target for LocalTarget {
                 .map_err(TargetError::new)?;
             shared.lock().proxies.insert(zone.clone(), proxy);
         }
-        let mut run = Running {
+        let targets: Targets = Default::default();
+        let manager = PodManager::new(
+            self.bins.clone(),
+            self.scraper.clone(),
+            scenario.clone(),
+            ctx.out_dir.clone(),
+            shared.clone(),
+            targets.clone(),
+        );
+        let run = Running {
             scenario: scenario.clone(),
             ctx: ctx.clone(),
             shared: shared.clone(),
-            pods: BTreeMap::new(),
-            meta: BTreeMap::new(),
-            probers: BTreeMap::new(),
-            targets: Default::default(),
+            manager: manager.clone(),
+            targets,
             samples: Default::default(),
             generators: Vec::new(),
+            loadgen_metrics: Vec::new(),
             stop,
             stop_sampler: CancellationToken::new(),
-            stopping: Vec::new(),
             clock: None,
             deployed_at: Instant::now(),
         };
         let created = {
             let mut s = shared.lock();
-            let created = s.model.create_pods(scenario.service.replicas);
-            match created {
+            s.model.set_time(manager.now());
+            match s.model.create_pods(scenario.service.replicas) {
                 Ok(applied) => {
                     s.record(applied.events);
                     Ok(applied.pod_ops)
@@ -253,7 +198,7 @@ impl Target for LocalTarget {
         };
         // Keep what was started even on failure, so teardown stops it.
         let outcome = match created {
-            Ok(ops) => run.execute(ops, &self.bins, &self.scraper).await,
+            Ok(ops) => manager.execute(ops).await,
             Err(e) => Err(e),
         };
         let probe = scenario.service.readiness_probe;
@@ -276,7 +221,7 @@ impl Target for LocalTarget {
             run.targets.clone(),
             run.samples.clone(),
             run.shared.clone(),
-            scraper,
+            scraper.clone(),
             run.stop_sampler.clone(),
         ));
         let generators = run.scenario.load.generators.clone();
@@ -290,27 +235,40 @@ impl Target for LocalTarget {
                 .ok_or_else(|| {
                     TargetError::new(format!("no forwarder for zone {}", generator.zone))
                 })?;
+            let metrics = free_loopback_addr()?;
             let started = RunningGenerator::start(
                 &bins,
                 generator,
                 &run.scenario.load,
                 proxy,
+                metrics,
                 &run.ctx.out_dir,
                 run.ctx.seed.wrapping_add(1000 + i as u64),
             )
             .await
             .map_err(TargetError::new)?;
             run.generators.push(started);
+            run.loadgen_metrics.push(metrics);
         }
+        tokio::spawn(run_controllers(
+            Controllers {
+                manager: run.manager.clone(),
+                shared: run.shared.clone(),
+                scenario: run.scenario.clone(),
+                samples: run.samples.clone(),
+                scraper,
+                loadgen_metrics: run.loadgen_metrics.clone(),
+            },
+            run.stop.clone(),
+        ));
         Ok(())
     }
 
     async fn act(&mut self, event: &TimelineEvent) -> Result<(), TargetError> {
-        let bins = self.bins.clone();
-        let scraper = self.scraper.clone();
         let run = self.running()?;
         let ops = {
             let mut s = run.shared.lock();
+            s.model.set_time(run.manager.now());
             s.record(vec![EventKind::Action {
                 name: event.name.clone(),
                 description: describe(event),
@@ -322,7 +280,7 @@ impl Target for LocalTarget {
             s.record(applied.events);
             applied.pod_ops
         };
-        run.execute(ops, &bins, &scraper).await
+        run.manager.execute(ops).await
     }
 
     async fn observe(&mut self) -> Result<Observation, TargetError> {
@@ -339,6 +297,7 @@ impl Target for LocalTarget {
             .model
             .endpoints()
             .pods()
+            .filter(|p| !p.terminating)
             .map(|p| {
                 let last = samples.get(&p.name).and_then(|v| v.last());
                 PodObservation {
@@ -388,14 +347,15 @@ impl Target for LocalTarget {
             .map(|s| u64::from(s.max_concurrency))
             .unwrap_or(0);
         let pods = run
-            .meta
-            .iter()
+            .manager
+            .meta()
+            .into_iter()
             .map(|(name, meta)| PodRun {
-                name: name.clone(),
-                node: meta.node.clone(),
-                zone: meta.zone.clone(),
+                samples: samples.get(&name).cloned().unwrap_or_default(),
+                name,
+                node: meta.node,
+                zone: meta.zone,
                 max_concurrency,
-                samples: samples.get(name).cloned().unwrap_or_default(),
             })
             .collect();
         let events = {
@@ -417,6 +377,7 @@ impl Target for LocalTarget {
             generators,
             pods,
             events,
+            lb: Vec::new(),
         })
     }
 
@@ -425,22 +386,11 @@ impl Target for LocalTarget {
             return Ok(());
         };
         run.stop_sampler.cancel();
-        for stop in run.probers.values() {
-            stop.cancel();
-        }
+        run.stop.cancel();
         for g in &mut run.generators {
             g.process.terminate(TEARDOWN_GRACE).await;
         }
-        let mut stops = Vec::new();
-        for (_, mut pod) in std::mem::take(&mut run.pods) {
-            stops.push(tokio::spawn(async move { pod.stop(TEARDOWN_GRACE).await }));
-        }
-        stops.extend(std::mem::take(&mut run.stopping));
-        for handle in stops {
-            // Bounded: each stop ends with SIGKILL after its grace period.
-            let _ = tokio::time::timeout(TERMINATION_GRACE + Duration::from_secs(5), handle).await;
-        }
-        run.stop.cancel();
+        run.manager.shutdown(TEARDOWN_GRACE).await;
         Ok(())
     }
 }

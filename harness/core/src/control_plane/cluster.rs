@@ -9,9 +9,16 @@
 //! - a deleted node's pods are deleted (pod GC) and the ReplicaSet creates replacements;
 //! - scale-down deletes not-ready pods first, then the newest (`pkg/controller/replicaset`,
 //!   getPodsToDelete ranking, reduced to readiness and age);
-//! - killPod deletes the pod (as `kubectl delete pod`); the ReplicaSet creates a replacement.
+//! - killPod deletes the pod (as `kubectl delete pod`); the ReplicaSet creates a replacement;
+//! - a deleted pod leaves the ready endpoints at once and stays terminating until the target
+//!   reports its processes gone ([`ClusterModel::pod_gone`]); how it terminates (preStop, grace
+//!   period) comes from its revision;
+//! - a rollout creates a new revision and is driven by the ported rolling-update controller
+//!   (`crate::k8s::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
 
 use std::collections::BTreeMap;
+
+use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -22,22 +29,38 @@ use super::placement::{
 };
 use crate::k8s::Node;
 use crate::k8s::reconcile::ServiceTopology;
+use crate::k8s::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
+use crate::k8s::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
 use crate::measure::EventKind;
 use crate::scenario::model::{
-    Action, NodeRole, Routing, Scenario, TopologyKey, TrafficDistribution, WhenUnsatisfiable,
+    Action, App, IntOrPercent, NodeRole, RolloutChange, RolloutStrategy, Routing, Scenario,
+    Termination, TopologyKey, TrafficDistribution, WhenUnsatisfiable,
 };
 
 /// Something the target must do to pods.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PodOp {
-    /// Start a new pod (processes) on `node`.
+    /// Start a new pod (processes) on `node`, configured as `revision` says.
     Start {
         pod: String,
         node: String,
         zone: String,
+        revision: PodRevision,
     },
-    /// Delete a pod: it leaves the endpoints now and its processes get terminated.
-    Stop { pod: String },
+    /// A pod was deleted: it has left the endpoints; terminate its processes as `termination`
+    /// says, then report [`ClusterModel::pod_gone`].
+    Stop {
+        pod: String,
+        termination: Termination,
+    },
+}
+
+/// A Deployment revision: the pod template settings the harness varies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRevision {
+    pub number: u32,
+    pub app: App,
+    pub termination: Termination,
 }
 
 /// What applying an action produced.
@@ -54,8 +77,20 @@ pub struct ClusterModel {
     rules: PlacementRules,
     rng: SmallRng,
     next_index: u32,
-    /// Pod name → creation order, for scale-down ranking.
-    created: BTreeMap<String, u32>,
+    /// Model time: set by the caller before each call ([`ClusterModel::set_time`]).
+    now: Duration,
+    /// Pod name → creation time, for scale-down ranking and rollouts.
+    created: BTreeMap<String, Duration>,
+    /// Pod name → when it last became ready.
+    ready_since: BTreeMap<String, Duration>,
+    /// Pod name → its revision number.
+    pod_revision: BTreeMap<String, u32>,
+    revisions: Vec<PodRevision>,
+    strategy: RolloutStrategy,
+    /// The Deployment's `spec.replicas`.
+    desired: u32,
+    /// The rollout in progress: (revision, started at).
+    rollout: Option<(u32, Duration)>,
 }
 
 /// The routing mode as the Service object would carry it.
@@ -113,8 +148,44 @@ impl ClusterModel {
             rules,
             rng: SmallRng::seed_from_u64(seed),
             next_index: 0,
+            now: Duration::ZERO,
             created: BTreeMap::new(),
+            ready_since: BTreeMap::new(),
+            pod_revision: BTreeMap::new(),
+            revisions: vec![PodRevision {
+                number: 0,
+                app: scenario.service.app,
+                termination: scenario.service.termination.clone(),
+            }],
+            strategy: scenario.service.rollout,
+            desired: scenario.service.replicas,
+            rollout: None,
         }
+    }
+
+    /// Advances model time (readiness ages, rollout timing).
+    pub fn set_time(&mut self, now: Duration) {
+        self.now = now;
+    }
+
+    /// The Deployment's desired replica count.
+    pub fn desired_replicas(&self) -> u32 {
+        self.desired
+    }
+
+    /// The current (newest) revision.
+    pub fn current_revision(&self) -> &PodRevision {
+        self.revisions.last().expect("revision 0 always exists")
+    }
+
+    /// The strategy's minReadySeconds.
+    pub fn min_ready(&self) -> Duration {
+        self.strategy.min_ready
+    }
+
+    /// Whether a rollout is in progress.
+    pub fn rollout_in_progress(&self) -> bool {
+        self.rollout.is_some()
     }
 
     pub fn endpoints(&self) -> &ServiceEndpoints {
@@ -147,7 +218,9 @@ impl ClusterModel {
                 .map(|n| n.zone_label().to_owned())
                 .unwrap_or_default();
             let pod = format!("pod-{}", self.next_index);
-            self.created.insert(pod.clone(), self.next_index);
+            self.created.insert(pod.clone(), self.now);
+            let revision = self.current_revision().clone();
+            self.pod_revision.insert(pod.clone(), revision.number);
             self.next_index += 1;
             applied.events.push(EventKind::Pod {
                 pod: pod.clone(),
@@ -162,13 +235,26 @@ impl ClusterModel {
                 ready: false,
                 terminating: false,
             }));
-            applied.pod_ops.push(PodOp::Start { pod, node, zone });
+            applied.pod_ops.push(PodOp::Start {
+                pod,
+                node,
+                zone,
+                revision,
+            });
         }
         Ok(applied)
     }
 
     /// A pod's readiness as probed.
     pub fn set_pod_ready(&mut self, pod: &str, ready: bool) -> Vec<EventKind> {
+        if self.endpoints.pod(pod).is_some_and(|p| p.terminating) {
+            return Vec::new();
+        }
+        if ready {
+            self.ready_since.entry(pod.to_owned()).or_insert(self.now);
+        } else {
+            self.ready_since.remove(pod);
+        }
         let mut events = self.endpoints.set_pod_ready(pod, ready);
         if !events.is_empty() || self.endpoints.pod(pod).is_some_and(|p| p.ready == ready) {
             events.insert(
@@ -182,24 +268,60 @@ impl ClusterModel {
         events
     }
 
-    /// Deletes pods: they leave the endpoints now; the caller stops their processes.
+    /// Deletes pods: they leave the ready endpoints now (terminating); the caller terminates
+    /// their processes and then reports [`ClusterModel::pod_gone`].
     pub fn delete_pods(&mut self, pods: &[String]) -> Applied {
         let mut applied = Applied::default();
         for pod in pods {
             let Some(record) = self.endpoints.pod(pod).cloned() else {
                 continue;
             };
+            if record.terminating {
+                continue;
+            }
             applied.events.push(EventKind::Pod {
                 pod: pod.clone(),
                 node: record.node.clone(),
                 zone: record.zone.clone(),
                 created: false,
             });
-            applied.events.extend(self.endpoints.remove_pod(pod));
-            self.created.remove(pod);
-            applied.pod_ops.push(PodOp::Stop { pod: pod.clone() });
+            applied.events.push(EventKind::Termination {
+                pod: pod.clone(),
+                stage: "deleted".into(),
+            });
+            applied.events.extend(self.endpoints.upsert_pod(PodRecord {
+                ready: false,
+                terminating: true,
+                ..record
+            }));
+            self.ready_since.remove(pod);
+            let termination = self.revision_of(pod).termination.clone();
+            applied.pod_ops.push(PodOp::Stop {
+                pod: pod.clone(),
+                termination,
+            });
         }
         applied
+    }
+
+    /// A terminating pod's processes are gone: it leaves the EndpointSlice.
+    pub fn pod_gone(&mut self, pod: &str) -> Vec<EventKind> {
+        self.created.remove(pod);
+        self.pod_revision.remove(pod);
+        let mut events = vec![EventKind::Termination {
+            pod: pod.to_owned(),
+            stage: "exited".into(),
+        }];
+        events.extend(self.endpoints.remove_pod(pod));
+        events
+    }
+
+    fn revision_of(&self, pod: &str) -> &PodRevision {
+        let number = self.pod_revision.get(pod).copied().unwrap_or(0);
+        self.revisions
+            .iter()
+            .find(|r| r.number == number)
+            .unwrap_or_else(|| self.current_revision())
     }
 
     fn live_pods(&self) -> usize {
@@ -276,13 +398,7 @@ impl ClusterModel {
                 }
             }
             Action::Scale { replicas } => {
-                let live = self.live_pods() as u32;
-                if *replicas > live {
-                    applied = self.create_pods(replicas - live)?;
-                } else if *replicas < live {
-                    let victims = self.scale_down_victims((live - replicas) as usize);
-                    applied = self.delete_pods(&victims);
-                }
+                applied = self.scale_to(*replicas)?;
             }
             Action::KillPod { pod } => {
                 let name = format!("pod-{pod}");
@@ -290,6 +406,114 @@ impl ClusterModel {
                     applied = self.delete_and_replace(vec![name])?;
                 }
             }
+            Action::Rollout(change) => {
+                applied.events.extend(self.start_rollout(change));
+                let step = self.rollout_step()?;
+                applied.events.extend(step.events);
+                applied.pod_ops.extend(step.pod_ops);
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Sets the Deployment's replica count (a `scale` action or the autoscaler) and lets the
+    /// ReplicaSet create or delete pods.
+    pub fn scale_to(&mut self, replicas: u32) -> Result<Applied, Unschedulable> {
+        self.desired = replicas;
+        if self.rollout.is_some() {
+            // The rollout's next step sizes both ReplicaSets for the new count.
+            return self.rollout_step();
+        }
+        let live = self.live_pods() as u32;
+        if replicas > live {
+            self.create_pods(replicas - live)
+        } else if replicas < live {
+            let victims = self.scale_down_victims((live - replicas) as usize);
+            Ok(self.delete_pods(&victims))
+        } else {
+            Ok(Applied::default())
+        }
+    }
+
+    /// Starts a rollout of a new revision with `change` applied.
+    fn start_rollout(&mut self, change: &RolloutChange) -> Vec<EventKind> {
+        let mut next = self.current_revision().clone();
+        next.number += 1;
+        if let Some(delay) = change.drain_delay {
+            next.app.drain_delay = delay;
+        }
+        if let Some(pre_stop) = &change.pre_stop {
+            next.termination.pre_stop = pre_stop.clone();
+        }
+        if let Some(grace) = change.grace_period {
+            next.termination.grace_period = grace;
+        }
+        let number = next.number;
+        self.revisions.push(next);
+        self.rollout = Some((number, self.now));
+        vec![EventKind::Rollout {
+            revision: number,
+            stage: "started".into(),
+        }]
+    }
+
+    fn rollout_spec(&self) -> RolloutSpec {
+        let convert = |v: IntOrPercent| match v {
+            IntOrPercent::Int(n) => K8sIntOrPercent::Int(n as i32),
+            IntOrPercent::Percent(p) => K8sIntOrPercent::Percent(p as i32),
+        };
+        RolloutSpec {
+            replicas: self.desired as i32,
+            max_surge: convert(self.strategy.max_surge),
+            max_unavailable: convert(self.strategy.max_unavailable),
+            min_ready_seconds: self.strategy.min_ready,
+        }
+    }
+
+    fn pod_views(&self, new_revision: u32) -> Vec<PodView> {
+        self.endpoints
+            .pods()
+            .map(|p| PodView {
+                name: p.name.clone(),
+                revision: if self.pod_revision.get(&p.name) == Some(&new_revision) {
+                    RsRevision::New
+                } else {
+                    RsRevision::Old
+                },
+                created_at: self.created.get(&p.name).copied().unwrap_or_default(),
+                ready_since: self.ready_since.get(&p.name).copied(),
+                terminating: p.terminating,
+            })
+            .collect()
+    }
+
+    /// One pass of the Deployment controller over a rollout in progress: creates new pods,
+    /// deletes old ones, or records the completion. Call it whenever pods change or time
+    /// passes (minReadySeconds).
+    pub fn rollout_step(&mut self) -> Result<Applied, Unschedulable> {
+        let Some((revision, _started)) = self.rollout else {
+            return Ok(Applied::default());
+        };
+        let spec = self.rollout_spec();
+        let views = self.pod_views(revision);
+        let mut applied = Applied::default();
+        for action in rolling::reconcile(&spec, &views, self.now) {
+            let step = match action {
+                RolloutAction::CreateNew(n) => self.create_pods(n)?,
+                RolloutAction::DeleteOld(pods) | RolloutAction::DeleteNew(pods) => {
+                    self.delete_pods(&pods)
+                }
+            };
+            applied.events.extend(step.events);
+            applied.pod_ops.extend(step.pod_ops);
+        }
+        let views = self.pod_views(revision);
+        if rolling::is_complete(&spec, &views, self.now) {
+            self.rollout = None;
+            applied.events.push(EventKind::Rollout {
+                revision,
+                stage: "complete".into(),
+            });
         }
         Ok(applied)
     }

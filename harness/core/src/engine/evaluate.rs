@@ -19,6 +19,12 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
         Metric::HintFlaps => measure::hint_flaps(run, window),
         Metric::MaxSaturation => measure::max_saturation(run, window),
         Metric::RejectedRate => measure::rejected_rate(run, window),
+        Metric::TerminationErrorRate => measure::termination_error_rate(run, window),
+        Metric::RequestsAfterRemoval => measure::requests_after_removal(run, window),
+        Metric::RolloutDuration => measure::rollout_duration(run, window),
+        Metric::TimeToScaleUp => measure::time_to_scale_up(run, window),
+        Metric::MaxReplicas => measure::max_replicas(run, window),
+        Metric::MinReplicas => measure::min_replicas(run, window),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod plan;
 pub mod run;
 pub mod summarize;
 pub mod target;
+pub mod time_scale;
 
 pub use run::{EngineError, Progress, RunOptions, RunOutcome, Silent, run};
 pub use target::{

@@ -9,7 +9,9 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::run::describe;
-use crate::control_plane::cluster::{ClusterModel, PodOp};
+use std::time::Duration;
+
+use crate::control_plane::cluster::{Applied, ClusterModel, PodOp};
 use crate::control_plane::placement::Unschedulable;
 use crate::measure::EventKind;
 use crate::scenario::model::Scenario;
@@ -48,13 +50,12 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
     let mut model = ClusterModel::new(scenario, seed);
     let mut steps = Vec::new();
     let created = model.create_pods(scenario.service.replicas)?;
-    let mut events = created.events;
-    events.extend(ready_all(&mut model, &created.pod_ops));
+    let events = settle(&mut model, created, Duration::ZERO)?;
     steps.push(step(&model, scenario, None, "deploy".into(), &events));
     for event in &scenario.timeline {
+        model.set_time(event.at);
         let applied = model.apply(&event.action)?;
-        let mut events = applied.events;
-        events.extend(ready_all(&mut model, &applied.pod_ops));
+        let events = settle(&mut model, applied, event.at)?;
         steps.push(step(
             &model,
             scenario,
@@ -81,14 +82,34 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
     })
 }
 
-fn ready_all(model: &mut ClusterModel, ops: &[PodOp]) -> Vec<EventKind> {
-    ops.iter()
-        .filter_map(|op| match op {
-            PodOp::Start { pod, .. } => Some(model.set_pod_ready(pod, true)),
-            PodOp::Stop { .. } => None,
-        })
-        .flatten()
-        .collect()
+/// Plays the applied operations to a steady state: new pods become ready, deleted ones go,
+/// and a rollout runs to completion (time advancing past minReadySeconds each pass).
+fn settle(
+    model: &mut ClusterModel,
+    first: Applied,
+    start: Duration,
+) -> Result<Vec<EventKind>, Unschedulable> {
+    let mut events = first.events;
+    let mut ops = first.pod_ops;
+    let mut now = start;
+    // Each pass makes progress; a rollout of n pods needs at most about 2n passes.
+    for _ in 0..10_000 {
+        if ops.is_empty() && !model.rollout_in_progress() {
+            break;
+        }
+        for op in std::mem::take(&mut ops) {
+            match op {
+                PodOp::Start { pod, .. } => events.extend(model.set_pod_ready(&pod, true)),
+                PodOp::Stop { pod, .. } => events.extend(model.pod_gone(&pod)),
+            }
+        }
+        now += Duration::from_secs(1) + model.min_ready();
+        model.set_time(now);
+        let step = model.rollout_step()?;
+        events.extend(step.events);
+        ops = step.pod_ops;
+    }
+    Ok(events)
 }
 
 fn step(

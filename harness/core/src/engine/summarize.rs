@@ -222,6 +222,17 @@ fn series(run: &RunData) -> Series {
         }
         *slot = enabled;
     }
+    s.destination_rps = destination_per_second(run, n);
+    let steps = measure::replica_steps(run);
+    s.replicas = (0..n)
+        .map(|i| {
+            steps
+                .iter()
+                .take_while(|(t, _)| *t < (i + 1) as f64)
+                .last()
+                .map_or(0, |(_, c)| *c)
+        })
+        .collect();
     for e in &run.events {
         if let EventKind::Action { name, description } = &e.kind {
             s.markers.push(Marker {
@@ -231,6 +242,25 @@ fn series(run: &RunData) -> Series {
         }
     }
     s
+}
+
+/// Admitted requests per second over all sidecars, from their cumulative counters.
+fn destination_per_second(run: &RunData, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n];
+    for pod in &run.pods {
+        let admitted_at = |t: f64| {
+            pod.samples
+                .iter()
+                .take_while(|s| s.t_s <= t)
+                .last()
+                .map_or(0, |s| s.admitted)
+        };
+        for (i, slot) in out.iter_mut().enumerate() {
+            let (a, b) = (admitted_at(i as f64), admitted_at((i + 1) as f64));
+            *slot += b.saturating_sub(a) as f64;
+        }
+    }
+    out
 }
 
 /// Sentences about hints and reachability: the state at load start, then every change of the

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::measure::RunData;
-use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent};
+use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent, Via};
 
 /// Something a scenario may need from a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -25,6 +25,9 @@ pub enum Capability {
     SetAllocatableCpu,
     Scale,
     KillPod,
+    Rollout,
+    Autoscaler,
+    LoadBalancer,
 }
 
 impl fmt::Display for Capability {
@@ -44,6 +47,9 @@ impl fmt::Display for Capability {
             Capability::SetAllocatableCpu => "the setAllocatableCpu action",
             Capability::Scale => "the scale action",
             Capability::KillPod => "the killPod action",
+            Capability::Rollout => "the rollout action",
+            Capability::Autoscaler => "the HorizontalPodAutoscaler (service.autoscaler)",
+            Capability::LoadBalancer => "the load balancer (loadBalancer / via: loadBalancer)",
         };
         f.write_str(text)
     }
@@ -71,6 +77,18 @@ pub fn requirements(scenario: &Scenario) -> BTreeSet<Capability> {
             needs.insert(Capability::TrafficDistribution);
         }
     }
+    if scenario.service.autoscaler.is_some() {
+        needs.insert(Capability::Autoscaler);
+    }
+    if scenario.load_balancer.is_some()
+        || scenario
+            .load
+            .generators
+            .iter()
+            .any(|g| g.via == Via::LoadBalancer)
+    {
+        needs.insert(Capability::LoadBalancer);
+    }
     for event in &scenario.timeline {
         needs.insert(match event.action {
             Action::SetNodeReady { .. } => Capability::NodeReadiness,
@@ -80,6 +98,7 @@ pub fn requirements(scenario: &Scenario) -> BTreeSet<Capability> {
             Action::SetAllocatableCpu { .. } => Capability::SetAllocatableCpu,
             Action::Scale { .. } => Capability::Scale,
             Action::KillPod { .. } => Capability::KillPod,
+            Action::Rollout(_) => Capability::Rollout,
         });
     }
     needs

@@ -16,6 +16,20 @@ pub struct RunData {
     pub generators: Vec<GeneratorRun>,
     pub pods: Vec<PodRun>,
     pub events: Vec<TimelineEvent>,
+    /// Requests the load balancer sent to each pod, in short time buckets (empty without one).
+    #[serde(default)]
+    pub lb: Vec<LbBucket>,
+}
+
+/// Requests a load balancer sent to one pod during `[t_s, t_s + width_s)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LbBucket {
+    pub pod: String,
+    pub t_s: f64,
+    pub width_s: f64,
+    pub requests: u64,
+    /// Of those, the ones that failed (502/503/504 from the load balancer or a 5xx answer).
+    pub failed: u64,
 }
 
 /// One load generator: where it ran and its report.
@@ -141,6 +155,18 @@ pub enum EventKind {
         node: String,
         zone: String,
         created: bool,
+    },
+    /// A step of a pod's termination: `deleted` (it left the ready endpoints), `sigterm`,
+    /// `sigkill`, `exited`.
+    Termination { pod: String, stage: String },
+    /// A Deployment rollout `started` or `complete`.
+    Rollout { revision: u32, stage: String },
+    /// One HPA sync: replicas before, the decision, and both sides' request rates.
+    Autoscaler {
+        current: u32,
+        desired: u32,
+        source_rps: f64,
+        destination_rps: f64,
     },
     /// Free text from the harness (warnings, notes).
     Note { message: String },

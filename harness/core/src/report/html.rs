@@ -68,6 +68,43 @@ pub fn render_html(summary: &Summary) -> String {
         ),
         "Non-2xx responses plus transport errors over attempts, per second.",
     );
+    let scaled = summary.series.replicas.windows(2).any(|w| w[0] != w[1]);
+    if scaled {
+        let demand = [
+            Line {
+                label: "attempted (source)",
+                values: summary.series.attempted.iter().map(|v| *v as f64).collect(),
+            },
+            Line {
+                label: "admitted (destination)",
+                values: summary.series.destination_rps.clone(),
+            },
+        ];
+        figure(
+            &mut page,
+            &line_chart(
+                "Demand and processed rate",
+                "req/s",
+                &demand,
+                &summary.series.markers,
+            ),
+            "Requests the load generators attempted (what a source-side metric sees) and requests the sidecars admitted (what a destination-side metric sees), per second.",
+        );
+        let replicas = [Line {
+            label: "replicas",
+            values: summary
+                .series
+                .replicas
+                .iter()
+                .map(|v| f64::from(*v))
+                .collect(),
+        }];
+        figure(
+            &mut page,
+            &line_chart("Replicas", "pods", &replicas, &summary.series.markers),
+            "Pods not terminating, at the end of each second.",
+        );
+    }
     if summary.series.hints_enabled.iter().any(|on| *on) || !summary.hints.events.is_empty() {
         figure(
             &mut page,
@@ -96,6 +133,15 @@ fn figure(page: &mut String, svg: &str, caption: &str) {
 mod tests {
     use super::*;
     use crate::report::fixture::failing_summary;
+
+    #[test]
+    fn scaling_runs_get_demand_and_replica_charts() {
+        let mut summary = failing_summary();
+        summary.series.replicas = vec![2, 4, 4];
+        let html = render_html(&summary);
+        assert_eq!(html.matches("<svg").count(), 5);
+        assert!(html.contains("admitted (destination)"));
+    }
 
     #[test]
     fn page_is_self_contained_with_three_charts() {

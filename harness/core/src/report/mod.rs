@@ -120,6 +120,8 @@ pub(crate) mod fixture {
                     label: "node-change".into(),
                 }],
                 hints_enabled: vec![false, true, true],
+                destination_rps: vec![50.0, 60.0, 56.0],
+                replicas: vec![2, 2, 2],
             },
         }
     }

@@ -162,6 +162,13 @@ pub struct Series {
     pub markers: Vec<Marker>,
     /// Whether hints were on during each second.
     pub hints_enabled: Vec<bool>,
+    /// Requests the sidecars admitted per second, all pods together (the destination side;
+    /// `attempted` is the source side).
+    #[serde(default)]
+    pub destination_rps: Vec<f64>,
+    /// Pods not terminating, at the end of each second.
+    #[serde(default)]
+    pub replicas: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -2,11 +2,20 @@
 //! `Duration`, CPU as millicores, choices as enums, windows resolved to offsets from load start.
 //! Built only from a file that passed every check (`scenario::load_scenario`).
 
+mod autoscaler;
+mod load_balancer;
+mod workload;
+
 use std::time::Duration;
 
 pub use super::format::{
-    ConnectionModel, MetricName as Metric, TopologyKey, TrafficDistribution, WhenUnsatisfiable,
+    ConnectionModel, MetricName as Metric, TopologyKey, TrafficDistribution, Via, WhenUnsatisfiable,
 };
+pub use autoscaler::{
+    Autoscaler, Behavior, PolicyKind, Reporter, ScalingPolicy, ScalingRules, SelectPolicy,
+};
+pub use load_balancer::{HealthCheck, LoadBalancer};
+pub use workload::{App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination};
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,9 +31,15 @@ pub struct Scenario {
     pub cluster: Cluster,
     pub service: Service,
     pub load: Load,
+    /// `None`: no load balancer (every generator goes through kube-proxy).
+    pub load_balancer: Option<LoadBalancer>,
     /// Changes during the load, in time order.
     pub timeline: Vec<TimelineEvent>,
     pub expectations: Vec<Expectation>,
+    /// `timeScale`, in (0, 1] (default 1): the default for `harness run --time-scale`. It
+    /// multiplies every control-plane period, delay and timeout and the scenario clock, not
+    /// the data plane (service time, request timeout, SSE heartbeat, sidecar queue timeout).
+    pub time_scale: f64,
 }
 
 impl Scenario {
@@ -95,6 +110,12 @@ pub struct Service {
     /// `None`: the service offers no SSE streams.
     pub sse: Option<Sse>,
     pub readiness_probe: ReadinessProbe,
+    /// The Deployment's rolling-update strategy.
+    pub rollout: RolloutStrategy,
+    pub termination: Termination,
+    pub app: App,
+    /// `None`: no HorizontalPodAutoscaler; the replica count changes only by `scale` actions.
+    pub autoscaler: Option<Autoscaler>,
 }
 
 /// Where pods may run. Empty `zones`/`nodes` mean "no restriction".
@@ -189,6 +210,8 @@ pub struct Generator {
     pub connection_model: ConnectionModel,
     pub sse_streams: u32,
     pub path: String,
+    /// Through kube-proxy, or through the scenario's load balancer (which then exists).
+    pub via: Via,
 }
 
 /// A generator's request rate.
@@ -242,6 +265,8 @@ pub enum Action {
     KillPod {
         pod: u32,
     },
+    /// Roll out a new revision of the Deployment.
+    Rollout(RolloutChange),
 }
 
 /// Something that must hold.
@@ -262,7 +287,7 @@ pub enum Threshold {
     Value(f64),
     /// A whole number.
     Count(u64),
-    /// A latency.
+    /// A latency or another span of time (`rolloutDuration`, `timeToScaleUp`).
     Latency(Duration),
 }
 
@@ -286,7 +311,7 @@ pub enum MetricKind {
     Ratio,
     /// A whole number.
     Count,
-    /// A duration.
+    /// A duration (a latency or another span of time).
     Latency,
 }
 
@@ -299,10 +324,17 @@ impl Metric {
             | Metric::TransportErrorRate
             | Metric::TimeoutRate
             | Metric::MaxSaturation
-            | Metric::RejectedRate => MetricKind::Fraction,
+            | Metric::RejectedRate
+            | Metric::TerminationErrorRate => MetricKind::Fraction,
             Metric::SkewMaxMean | Metric::SkewCv => MetricKind::Ratio,
-            Metric::StarvedPods | Metric::HintFlaps => MetricKind::Count,
-            Metric::LatencyP99 => MetricKind::Latency,
+            Metric::StarvedPods
+            | Metric::HintFlaps
+            | Metric::RequestsAfterRemoval
+            | Metric::MaxReplicas
+            | Metric::MinReplicas => MetricKind::Count,
+            Metric::LatencyP99 | Metric::RolloutDuration | Metric::TimeToScaleUp => {
+                MetricKind::Latency
+            }
         }
     }
 
@@ -320,6 +352,12 @@ impl Metric {
             Metric::HintFlaps => "hintFlaps",
             Metric::MaxSaturation => "maxSaturation",
             Metric::RejectedRate => "rejectedRate",
+            Metric::TerminationErrorRate => "terminationErrorRate",
+            Metric::RequestsAfterRemoval => "requestsAfterRemoval",
+            Metric::RolloutDuration => "rolloutDuration",
+            Metric::TimeToScaleUp => "timeToScaleUp",
+            Metric::MaxReplicas => "maxReplicas",
+            Metric::MinReplicas => "minReplicas",
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Parsing of written values into typed ones: durations (`humantime`), CPU quantities
-//! (millicores), rates, pod references. Each returns a user-facing message on failure.
+//! (millicores), rates, pod references, pod counts or percentages. Each returns a user-facing
+//! message on failure.
 
 use std::time::Duration;
 
 use super::format::Scalar;
-use super::model::Rate;
+use super::model::{IntOrPercent, Rate};
 use crate::k8s::quantity::{self, QuantityError};
 
 /// Parses a duration such as `250ms`, `30s`, `1m 30s` or `0s`.
@@ -81,6 +82,24 @@ pub fn parse_pod(value: &Scalar) -> Result<u32, String> {
     };
     index.ok_or_else(|| {
         format!("invalid pod `{value}`; expected a pod index such as 3 or a name such as \"pod-3\"")
+    })
+}
+
+/// Parses a pod count or percentage (`intstr`): a whole number `2` or a percentage `"25%"`.
+pub fn parse_int_or_percent(value: &Scalar) -> Result<IntOrPercent, String> {
+    let parsed = match value {
+        Scalar::Number(n) => n
+            .as_u64()
+            .and_then(|i| u32::try_from(i).ok())
+            .map(IntOrPercent::Int),
+        Scalar::Text(t) => t
+            .strip_suffix('%')
+            .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|digits| digits.parse::<u32>().ok())
+            .map(IntOrPercent::Percent),
+    };
+    parsed.ok_or_else(|| {
+        format!("invalid value `{value}`; expected a whole number such as 1 or a percentage such as \"25%\"")
     })
 }
 
@@ -182,6 +201,26 @@ mod tests {
                 .starts_with("invalid rate `fast`")
         );
         assert!(parse_rate(&Scalar::Number(0.into())).is_err());
+    }
+
+    #[test]
+    fn int_or_percent() {
+        assert_eq!(
+            parse_int_or_percent(&Scalar::Number(2.into())),
+            Ok(IntOrPercent::Int(2))
+        );
+        assert_eq!(
+            parse_int_or_percent(&text("25%")),
+            Ok(IntOrPercent::Percent(25))
+        );
+        assert_eq!(
+            parse_int_or_percent(&text("150%")),
+            Ok(IntOrPercent::Percent(150))
+        );
+        for bad in ["25", "%", "2.5%", "-1%"] {
+            assert!(parse_int_or_percent(&text(bad)).is_err(), "{bad}");
+        }
+        assert!(parse_int_or_percent(&Scalar::Number((-1).into())).is_err());
     }
 
     #[test]

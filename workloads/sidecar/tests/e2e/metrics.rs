@@ -51,7 +51,11 @@ async fn metrics_count_a_known_workload() {
         + m("sidecar_rejected_total{reason=\"queue_timeout\"}");
     assert_eq!(admitted, 3.0);
     assert_eq!(admitted + rejected, sent);
-    assert_eq!(m("sidecar_received_total"), sent, "every arrival is counted");
+    assert_eq!(
+        m("sidecar_received_total"),
+        sent,
+        "every arrival is counted"
+    );
     assert_eq!(m("sidecar_rejected_total{reason=\"queue_full\"}"), 1.0);
     assert_eq!(m("sidecar_rejected_total{reason=\"queue_timeout\"}"), 1.0);
     assert_eq!(m("sidecar_upstream_responses_total{code=\"200\"}"), 2.0);

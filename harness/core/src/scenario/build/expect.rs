@@ -13,12 +13,14 @@ use super::super::window::parse_bound;
 use super::check_unique;
 
 /// `specs` are the decodable entries with their index in the file; `has_sidecar` is unknown
-/// (`None`) when the service section could not be read.
+/// (`None`) when the service section could not be read, `has_rollout` (a `rollout` timeline
+/// entry) when the timeline could not be read.
 pub(super) fn build(
     specs: &[(usize, ExpectationSpec)],
     named_events: Option<&BTreeMap<String, Duration>>,
     load_duration: Option<Duration>,
     has_sidecar: Option<bool>,
+    has_rollout: Option<bool>,
     problems: &mut Problems<'_>,
 ) -> Vec<Expectation> {
     let root = FieldPath::root().key("expect");
@@ -36,6 +38,12 @@ pub(super) fn build(
                     "{} is measured by the sidecar, but `service.sidecar` is not set",
                     metric.as_str()
                 ),
+            );
+        }
+        if has_rollout == Some(false) && metric == Metric::RolloutDuration {
+            problems.at(
+                &path.key("metric"),
+                "rolloutDuration is measured from a `rollout` timeline action, but the timeline has none",
             );
         }
         let max = spec

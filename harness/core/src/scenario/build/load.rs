@@ -62,6 +62,7 @@ pub(super) fn build(
             connection_model: g.connection_model,
             sse_streams: g.sse_streams,
             path: g.path.0.clone(),
+            via: g.via,
         });
     }
     Load {

@@ -3,9 +3,14 @@
 //! uniqueness, units, ranges), so one broken section does not hide the problems of the others.
 //! A scenario is returned only when no problem was found.
 
+mod autoscaler;
 mod cluster;
+mod cross;
 mod expect;
+mod lifecycle;
 mod load;
+mod load_balancer;
+mod rollout_action;
 mod service;
 mod timeline;
 
@@ -60,6 +65,9 @@ fn build(
     let cluster_spec: Option<format::ClusterSpec> = decode(&doc, "cluster", &structure, problems);
     let service_spec: Option<format::ServiceSpec> = decode(&doc, "service", &structure, problems);
     let load_spec: Option<format::LoadSpec> = decode(&doc, "load", &structure, problems);
+    let load_balancer_spec: Option<Option<format::LoadBalancerSpec>> =
+        decode_optional(&doc, "loadBalancer", &structure, problems);
+    let time_scale: Option<Option<f64>> = decode_optional(&doc, "timeScale", &structure, problems);
     let timeline_spec: Option<Vec<format::TimelineEntrySpec>> =
         decode_or_empty(&doc, "timeline", &structure, problems);
     let expect_spec = decode_each::<format::ExpectationSpec>(&doc, "expect", &structure, problems);
@@ -67,19 +75,39 @@ fn build(
     let cluster = cluster_spec.map(|spec| cluster::build(&spec, problems));
     let service = service_spec.map(|spec| service::build(&spec, cluster.as_ref(), problems));
     let load = load_spec.map(|spec| load::build(&spec, cluster.as_ref(), problems));
+    let load_balancer =
+        load_balancer_spec.map(|spec| spec.map(|spec| load_balancer::build(&spec, problems)));
     let duration = load.as_ref().map(|l| l.duration).filter(|d| !d.is_zero());
+    let has_rollout = timeline_spec
+        .as_ref()
+        .map(|spec| spec.iter().any(|entry| entry.rollout.is_some()));
     let timeline = timeline_spec.map(|spec| {
-        let replicas = service.as_ref().map(|s| s.replicas);
-        timeline::build(&spec, cluster.as_ref(), replicas, duration, problems)
+        timeline::build(
+            &spec,
+            cluster.as_ref(),
+            service.as_ref(),
+            duration,
+            problems,
+        )
     });
     let named_events = timeline.as_ref().map(|t| &t.named);
     let expectations = expect_spec.map(|spec| {
         let has_sidecar = service.as_ref().map(|s| s.sidecar.is_some());
-        expect::build(&spec, named_events, duration, has_sidecar, problems)
+        expect::build(
+            &spec,
+            named_events,
+            duration,
+            has_sidecar,
+            has_rollout,
+            problems,
+        )
     });
 
     if let (Some(service), Some(load)) = (&service, &load) {
-        cross_check_sse(service, load, problems);
+        cross::check_sse(service, load, problems);
+    }
+    if let Some(load) = &load {
+        cross::check_via(load, doc.get("loadBalancer").is_some(), problems);
     }
     let metadata = metadata?;
     Some(Scenario {
@@ -90,8 +118,10 @@ fn build(
         cluster: cluster?,
         service: service?,
         load: load?,
+        load_balancer: load_balancer?,
         timeline: timeline?.events,
         expectations: expectations?,
+        time_scale: time_scale?.unwrap_or(1.0),
     })
 }
 
@@ -205,6 +235,20 @@ fn decode_each<T: DeserializeOwned>(
     Some(decoded)
 }
 
+/// Decodes an optional top-level key: `Some(None)` when it is absent, `None` when it cannot be
+/// decoded.
+fn decode_optional<T: DeserializeOwned>(
+    doc: &Json,
+    key: &str,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<Option<T>> {
+    match doc.get(key) {
+        None => Some(None),
+        Some(_) => decode(doc, key, structure, problems).map(Some),
+    }
+}
+
 fn decode_or_empty<T: DeserializeOwned>(
     doc: &Json,
     key: &str,
@@ -279,27 +323,5 @@ fn listing(items: &[String], empty: &str) -> String {
         empty.to_owned()
     } else {
         items.join(", ")
-    }
-}
-
-fn cross_check_sse(
-    service: &super::model::Service,
-    load: &super::model::Load,
-    problems: &mut Problems<'_>,
-) {
-    if service.sse.is_some() {
-        return;
-    }
-    let generators = FieldPath::root().key("load").key("generators");
-    for (i, generator) in load.generators.iter().enumerate() {
-        if generator.sse_streams > 0 {
-            problems.at(
-                &generators.index(i).key("sseStreams"),
-                format!(
-                    "generator `{}` opens {} SSE streams but the service offers none; set `service.sse` or use sseStreams: 0",
-                    generator.name, generator.sse_streams
-                ),
-            );
-        }
     }
 }

@@ -1,5 +1,6 @@
 //! Checks and builds `service`: placement references (zones, worker nodes), one routing mode,
-//! one service-time kind, sidecar and probe durations.
+//! one service-time kind, sidecar and probe durations; the lifecycle settings and the
+//! autoscaler are checked in `lifecycle` and `autoscaler`.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use super::super::model::{
     ServiceTime, Sidecar, SpreadConstraint, Sse,
 };
 use super::super::path::FieldPath;
-use super::{duration, listing, positive_duration};
+use super::{autoscaler, duration, lifecycle, listing, positive_duration};
 
 pub(super) fn build(
     spec: &ServiceSpec,
@@ -44,6 +45,14 @@ pub(super) fn build(
         failure_threshold: probe.failure_threshold,
         success_threshold: probe.success_threshold,
     };
+    let rollout = lifecycle::build_rollout(&spec.rollout, &root.key("rollout"), problems);
+    let termination =
+        lifecycle::build_termination(&spec.termination, &root.key("termination"), problems);
+    let app = lifecycle::build_app(&spec.app, &root.key("app"), problems);
+    let autoscaler = spec
+        .autoscaler
+        .as_ref()
+        .map(|a| autoscaler::build(a, &root.key("autoscaler"), spec.sidecar.is_some(), problems));
     Service {
         name: spec.name.0.clone(),
         replicas: spec.replicas,
@@ -53,6 +62,10 @@ pub(super) fn build(
         service_time: service_time.unwrap_or(ServiceTime::Fixed(Duration::ZERO)),
         sse,
         readiness_probe,
+        rollout,
+        termination,
+        app,
+        autoscaler,
     }
 }
 

@@ -1,16 +1,17 @@
 //! Checks and builds `timeline`: times in order and within the load, unique names, exactly one
 //! action per entry, and references that hold at that point of the timeline (nodes added and
-//! removed by earlier entries, the replica count after earlier scales).
+//! removed by earlier entries, the replica count after earlier scales, the termination settings
+//! after earlier rollouts); no `scale` while an autoscaler owns the replica count.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::super::diagnostic::Problems;
 use super::super::format::TimelineEntrySpec;
-use super::super::model::{Action, Cluster, TimelineEvent};
+use super::super::model::{Action, Cluster, Service, TimelineEvent};
 use super::super::path::FieldPath;
 use super::super::units::{self, format_duration};
-use super::{check_unique, cpu, duration, listing};
+use super::{check_unique, cpu, duration, listing, rollout_action};
 
 /// The built timeline, plus every named entry's time (also for entries with other problems,
 /// so that windows referring to them are still checked).
@@ -20,7 +21,7 @@ pub(super) struct Timeline {
 }
 
 const ACTIONS: &str =
-    "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod";
+    "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod, rollout";
 
 /// The cluster as the timeline changes it.
 struct State<'c> {
@@ -30,14 +31,18 @@ struct State<'c> {
     replicas: Option<u32>,
 }
 
+/// `service` is `None` when the service section could not be read.
 pub(super) fn build(
     specs: &[TimelineEntrySpec],
     cluster: Option<&Cluster>,
-    replicas: Option<u32>,
+    service: Option<&Service>,
     load_duration: Option<Duration>,
     problems: &mut Problems<'_>,
 ) -> Timeline {
     let root = FieldPath::root().key("timeline");
+    let replicas = service.map(|s| s.replicas);
+    let autoscaled = service.is_some_and(|s| s.autoscaler.is_some());
+    let mut revision = service.map(|s| s.termination.clone());
     let mut state = cluster.map(|cluster| State {
         cluster,
         nodes: cluster
@@ -80,8 +85,22 @@ pub(super) fn build(
             }
         }
         let at_text = at.map_or_else(|| entry.at.0.clone(), format_duration);
-        let action = single_action(entry, &path, problems)
-            .and_then(|key| build_action(entry, key, &path, &at_text, state.as_mut(), problems));
+        let action = single_action(entry, &path, problems).and_then(|key| match key {
+            "rollout" => {
+                let spec = entry.rollout.as_ref()?;
+                rollout_action::build(spec, &path.key(key), revision.as_mut(), problems)
+                    .map(Action::Rollout)
+            }
+            _ => {
+                if key == "scale" && autoscaled {
+                    problems.at(
+                        &path.key(key),
+                        "`service.autoscaler` owns the replica count: the HorizontalPodAutoscaler would undo this scale at its next sync; remove the action or the autoscaler",
+                    );
+                }
+                build_action(entry, key, &path, &at_text, state.as_mut(), problems)
+            }
+        });
         if let (Some(at), Some(action)) = (at, action) {
             timeline.events.push(TimelineEvent { at, name, action });
         }
@@ -137,6 +156,7 @@ fn single_action(
         ("setAllocatableCpu", entry.set_allocatable_cpu.is_some()),
         ("scale", entry.scale.is_some()),
         ("killPod", entry.kill_pod.is_some()),
+        ("rollout", entry.rollout.is_some()),
     ]
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))

@@ -16,8 +16,9 @@ pub struct ExpectationSpec {
     /// The measurement the bounds apply to.
     pub metric: MetricName,
     /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1,
-    /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods` and `hintFlaps` a
-    /// whole number, `latencyP99` a duration such as `"500ms"`.
+    /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
+    /// `requestsAfterRemoval`, `maxReplicas` and `minReplicas` a whole number, `latencyP99`,
+    /// `rolloutDuration` and `timeToScaleUp` a duration such as `"500ms"`.
     #[serde(default)]
     pub max: Option<ThresholdText>,
     /// The smallest acceptable value, written as for `max`.
@@ -68,4 +69,19 @@ pub enum MetricName {
     MaxSaturation,
     /// Requests the sidecar rejected (queue full or queue timeout) over all attempts.
     RejectedRate,
+    /// Failed attempts among requests sent to pods inside their termination window (from the
+    /// pod's deletion until it is gone), over all requests sent in those windows.
+    TerminationErrorRate,
+    /// Requests that reached a pod after its endpoint was removed (its deletion).
+    RequestsAfterRemoval,
+    /// From a `rollout` action to the rollout's completion (every pod of the new revision
+    /// available, every old pod gone). Requires a `rollout` timeline entry.
+    RolloutDuration,
+    /// From the window start to the first increase of the replica count.
+    TimeToScaleUp,
+    /// The highest replica count (the Deployment's `spec.replicas`, as the autoscaler or
+    /// `scale` actions set it) seen in the window.
+    MaxReplicas,
+    /// The lowest replica count seen in the window.
+    MinReplicas,
 }

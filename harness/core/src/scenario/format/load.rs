@@ -20,7 +20,7 @@ pub struct LoadSpec {
     #[serde(default = "ten_seconds")]
     pub request_timeout: DurationText,
     /// The load generators, each running in one zone (clients in a zone reach the Service
-    /// through that zone's kube-proxy).
+    /// through that zone's kube-proxy, or through the load balancer).
     #[schemars(length(min = 1))]
     pub generators: Vec<GeneratorSpec>,
 }
@@ -52,6 +52,21 @@ pub struct GeneratorSpec {
     /// The request path.
     #[serde(default = "demo_path")]
     pub path: HttpPath,
+    /// How requests reach the pods: through the generator's zone's kube-proxy (the Service's
+    /// ClusterIP), or through the top-level `loadBalancer` (which must then be set).
+    #[serde(default)]
+    pub via: Via,
+}
+
+/// The path from a generator to the pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Via {
+    /// The Service's ClusterIP: kube-proxy in the generator's zone picks a ready endpoint.
+    #[default]
+    KubeProxy,
+    /// The load balancer, which sends straight to the pod IPs it has registered as targets.
+    LoadBalancer,
 }
 
 /// How a generator uses connections.

@@ -3,8 +3,11 @@
 //! Schema descriptions. Values keep their written form (durations, CPU quantities, rates as
 //! text); `scenario::build` turns them into the engine's typed model.
 
+mod autoscaler;
 mod expect;
+mod lifecycle;
 mod load;
+mod load_balancer;
 pub mod scalars;
 mod service;
 mod timeline;
@@ -12,11 +15,17 @@ mod timeline;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use autoscaler::{
+    AutoscalerMetricSpec, AutoscalerSpec, BehaviorSpec, PolicyKind, Reporter, ScalingPolicySpec,
+    ScalingRulesSpec, SelectPolicy,
+};
 pub use expect::{ExpectationSpec, MetricName, WindowSpec};
-pub use load::{ConnectionModel, GeneratorSpec, LoadSpec};
+pub use lifecycle::{AppSpec, PreStopChangeSpec, PreStopSpec, RolloutSpec, TerminationSpec};
+pub use load::{ConnectionModel, GeneratorSpec, LoadSpec, Via};
+pub use load_balancer::{HealthCheckSpec, LoadBalancerSpec};
 pub use scalars::{
-    CpuText, DnsLabel, DurationText, EventName, HttpPath, NodeName, PodRefText, RateText, Scalar,
-    ThresholdText, WindowBound, ZoneName,
+    CpuText, DnsLabel, DurationText, EventName, HttpPath, IntOrPercentText, NodeName, PodRefText,
+    RateText, Scalar, ThresholdText, WindowBound, ZoneName,
 };
 pub use service::{
     ExponentialSpec, PlacementSpec, ProbeSpec, RoutingSpec, SaturationReadinessSpec, ServiceSpec,
@@ -24,14 +33,18 @@ pub use service::{
     TrafficDistribution, WhenUnsatisfiable,
 };
 pub use timeline::{
-    AddNodeSpec, KillPodSpec, NodeRefSpec, RelabelNodeSpec, ScaleSpec, SetAllocatableCpuSpec,
-    SetNodeReadySpec, TimelineEntrySpec,
+    AddNodeSpec, KillPodSpec, NodeRefSpec, RelabelNodeSpec, RolloutActionSpec, RolloutSetSpec,
+    ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec, TimelineEntrySpec,
 };
 
 /// The only `apiVersion` this harness reads.
 pub const API_VERSION: &str = "harness/v1alpha1";
 /// The only `kind` this harness reads.
 pub const KIND: &str = "Scenario";
+
+/// A schema keyword (removed before the schema is published) marking the one place `null` is
+/// a valid value: every other `null` alternative `schemars` writes for an `Option` is removed.
+pub(crate) const NULL_ALLOWED: &str = "x-harness-null-allowed";
 
 /// A harness scenario: a cluster, a service on it, load from zones, a timeline of changes, and
 /// expectations that must hold. `variants` holds named overrides of this document.
@@ -51,6 +64,19 @@ pub struct ScenarioFile {
     pub service: ServiceSpec,
     /// The load: warmup, duration, and the load generators in each zone.
     pub load: LoadSpec,
+    /// An ALB-like load balancer sending straight to pod IPs, for generators with
+    /// `via: loadBalancer`. Omit it for none.
+    #[serde(default)]
+    pub load_balancer: Option<LoadBalancerSpec>,
+    /// A default for `harness run --time-scale`, in (0, 1]: every control-plane period, delay
+    /// and timeout (probe period, autoscaler sync, stabilization and policy periods, `preStop`
+    /// sleep, grace period, load-balancer lags and health checks, `minReadySeconds`, the app's
+    /// drain delay) and the scenario clock (warmup, duration, timeline `at`, expectation
+    /// windows) are multiplied by it; the data plane (service time, request timeout, SSE
+    /// heartbeat, sidecar queue timeout) is not.
+    #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1))]
+    pub time_scale: Option<f64>,
     /// Changes applied during the load, in time order. `at` is measured from load start (after
     /// the warmup). Each entry has exactly one action key.
     #[serde(default)]

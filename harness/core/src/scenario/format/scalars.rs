@@ -27,6 +27,8 @@ pub const RATE_PATTERN: &str = "^(max|[0-9]+(\\.[0-9]+)?:[0-9]+(\\.[0-9]+)?)$";
 pub const POD_PATTERN: &str = "^pod-[0-9]+$";
 /// A request path.
 pub const HTTP_PATH_PATTERN: &str = "^/[^ ]*$";
+/// A percentage written as text: a whole number followed by `%` (`intstr` percent syntax).
+pub const PERCENT_PATTERN: &str = "^[0-9]+%$";
 
 /// What a value matching one of the patterns above looks like, for error messages.
 pub fn describe_pattern(pattern: &str) -> Option<&'static str> {
@@ -46,6 +48,7 @@ pub fn describe_pattern(pattern: &str) -> Option<&'static str> {
         }
         POD_PATTERN => "a pod index such as 3 or a pod name such as \"pod-3\"",
         HTTP_PATH_PATTERN => "a request path starting with '/'",
+        PERCENT_PATTERN => "a whole number such as 1 or a percentage such as \"25%\"",
         _ => return None,
     })
 }
@@ -152,6 +155,11 @@ scalar_type!(
     PodRefText, "PodRef", { "type": ["integer", "string"], "minimum": 0, "pattern": POD_PATTERN }
 );
 scalar_type!(
+    /// A number of pods, or a percentage of the desired replica count such as `"25%"`
+    /// (Kubernetes' `IntOrString`).
+    IntOrPercentText, "IntOrPercent", { "type": ["integer", "string"], "minimum": 0, "pattern": PERCENT_PATTERN }
+);
+scalar_type!(
     /// A threshold: a number, or a duration for latency metrics.
     ThresholdText, "Threshold", { "type": ["number", "string"], "pattern": DURATION_PATTERN }
 );
@@ -189,6 +197,8 @@ mod tests {
         assert!(matches(CPU_PATTERN, "3500m") && matches(CPU_PATTERN, "0.5"));
         assert!(!matches(CPU_PATTERN, "4 cores") && !matches(CPU_PATTERN, "4Gi"));
         assert!(matches(POD_PATTERN, "pod-12") && !matches(POD_PATTERN, "pod-"));
+        assert!(matches(PERCENT_PATTERN, "25%") && matches(PERCENT_PATTERN, "0%"));
+        assert!(!matches(PERCENT_PATTERN, "25.5%") && !matches(PERCENT_PATTERN, "25"));
     }
 
     #[test]
@@ -212,6 +222,7 @@ mod tests {
             RATE_PATTERN,
             POD_PATTERN,
             HTTP_PATH_PATTERN,
+            PERCENT_PATTERN,
         ] {
             assert!(describe_pattern(p).is_some(), "{p}");
         }

@@ -1,9 +1,12 @@
 //! The `service` section as written: replicas, placement, routing mode, sidecar limits,
-//! service time, SSE and the readiness probe.
+//! service time, SSE and the readiness probe; the rollout strategy, termination, the app's
+//! drain and the autoscaler are in `lifecycle` and `autoscaler`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::autoscaler::AutoscalerSpec;
+use super::lifecycle::{AppSpec, RolloutSpec, TerminationSpec};
 use super::scalars::{DnsLabel, DurationText, NodeName, ZoneName};
 
 /// The service under test (the sample `flagsvc` behind the `sidecar` concurrency limiter).
@@ -35,6 +38,21 @@ pub struct ServiceSpec {
     /// The readiness probe the kubelet runs against each pod (defaults as in Kubernetes).
     #[serde(default)]
     pub readiness_probe: ProbeSpec,
+    /// The Deployment's rolling-update strategy, used by `rollout` timeline actions
+    /// (defaults as in Kubernetes).
+    #[serde(default)]
+    pub rollout: RolloutSpec,
+    /// How pods terminate: grace period, `preStop` hook, and whether the image has a shell
+    /// (defaults as in Kubernetes: 30s, no hook).
+    #[serde(default)]
+    pub termination: TerminationSpec,
+    /// The service's own shutdown behaviour.
+    #[serde(default)]
+    pub app: AppSpec,
+    /// A HorizontalPodAutoscaler that owns the replica count. Omit it for a fixed count
+    /// (changed only by `scale` actions).
+    #[serde(default)]
+    pub autoscaler: Option<AutoscalerSpec>,
 }
 
 /// Pod placement. `zones` and `nodes` pin pods (a pod may only run on a listed node that is in a

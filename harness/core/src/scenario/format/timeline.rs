@@ -3,10 +3,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::lifecycle::{PreStopChangeSpec, present};
 use super::scalars::{CpuText, DurationText, EventName, NodeName, PodRefText, ZoneName};
 
 /// One change during the load. Exactly one of the action keys (`setNodeReady`, `addNode`,
-/// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`) must be set.
+/// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`, `rollout`) must be
+/// set.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TimelineEntrySpec {
@@ -38,6 +40,10 @@ pub struct TimelineEntrySpec {
     /// Kill a pod's process; the pod restarts as its controller would restart it.
     #[serde(default)]
     pub kill_pod: Option<KillPodSpec>,
+    /// Roll out a new revision of the Deployment (a rolling update under
+    /// `service.rollout`).
+    #[serde(default)]
+    pub rollout: Option<RolloutActionSpec>,
 }
 
 /// `setNodeReady`.
@@ -107,4 +113,32 @@ pub struct ScaleSpec {
 pub struct KillPodSpec {
     /// The pod: its index (`3`) or name (`"pod-3"`); it must exist at that point.
     pub pod: PodRefText,
+}
+
+/// `rollout`: exactly one of `restart` or `set`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RolloutActionSpec {
+    /// `true`: `kubectl rollout restart`, a new revision with the same settings.
+    #[serde(default)]
+    pub restart: Option<bool>,
+    /// A new revision with these settings changed (at least one); the others stay as they are.
+    #[serde(default)]
+    pub set: Option<RolloutSetSpec>,
+}
+
+/// The settings a new revision changes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RolloutSetSpec {
+    /// The new `service.app.drainDelay`.
+    #[serde(default)]
+    pub drain_delay: Option<DurationText>,
+    /// The new `service.termination.preStop` hook, or `null` to remove it.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "PreStopChangeSpec")]
+    pub pre_stop: Option<PreStopChangeSpec>,
+    /// The new `service.termination.gracePeriod`.
+    #[serde(default)]
+    pub grace_period: Option<DurationText>,
 }

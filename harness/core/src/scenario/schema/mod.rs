@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use jsonschema::Validator;
 use serde_json::Value as Json;
 
-use super::format::ScenarioFile;
+use super::format::{NULL_ALLOWED, ScenarioFile};
 
 mod check;
 mod messages;
@@ -36,12 +36,15 @@ fn validator() -> &'static Validator {
     })
 }
 
-/// `null` is never a valid value in a scenario (merge patches use it to delete, and it is gone
-/// after patching), so the `Option` fields' "or null" alternatives are removed.
+/// `null` is not a valid value in a scenario (merge patches use it to delete, and it is gone
+/// after patching), so the `Option` fields' "or null" alternatives are removed. The one
+/// exception, a `rollout.set.preStop` of `null` (remove the hook), is marked with
+/// [`NULL_ALLOWED`]; the marker is removed too.
 fn strip_null(schema: &mut Json) {
     match schema {
         Json::Object(map) => {
-            if let Some(Json::Array(types)) = map.get_mut("type") {
+            let null_allowed = map.remove(NULL_ALLOWED).is_some();
+            if !null_allowed && let Some(Json::Array(types)) = map.get_mut("type") {
                 types.retain(|t| t != "null");
                 if types.len() == 1 {
                     let only = types.remove(0);
@@ -78,10 +81,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schema_has_no_null_alternatives() {
-        let text = json_schema().to_string();
+    fn schema_has_no_null_alternatives_but_the_marked_one() {
+        let mut schema = json_schema();
+        let pre_stop = &mut schema["$defs"]["RolloutSetSpec"]["properties"]["preStop"];
+        assert_eq!(pre_stop["type"], serde_json::json!(["object", "null"]));
+        pre_stop["type"] = "object".into();
+        let text = schema.to_string();
         assert!(!text.contains("\"null\""), "{text}");
         assert!(!text.contains("anyOf"), "{text}");
+        assert!(!text.contains(NULL_ALLOWED), "{text}");
     }
 
     #[test]

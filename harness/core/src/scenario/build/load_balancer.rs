@@ -1,0 +1,33 @@
+//! Checks and builds the top-level `loadBalancer`: its lags and delay, and a health check with
+//! a positive interval.
+
+use super::super::diagnostic::Problems;
+use super::super::format::LoadBalancerSpec;
+use super::super::model::{HealthCheck, LoadBalancer};
+use super::super::path::FieldPath;
+use super::{duration, positive_duration};
+
+pub(super) fn build(spec: &LoadBalancerSpec, problems: &mut Problems<'_>) -> LoadBalancer {
+    let root = FieldPath::root().key("loadBalancer");
+    let mut lag = |key: &str, text| duration(problems, &root.key(key), text).unwrap_or_default();
+    let registration_lag = lag("registrationLag", &spec.registration_lag);
+    let deregistration_lag = lag("deregistrationLag", &spec.deregistration_lag);
+    let deregistration_delay = lag("deregistrationDelay", &spec.deregistration_delay);
+    let health_check = spec.health_check.as_ref().map(|check| HealthCheck {
+        interval: positive_duration(
+            problems,
+            &root.key("healthCheck").key("interval"),
+            &check.interval,
+        )
+        .unwrap_or_default(),
+        healthy_threshold: check.healthy_threshold,
+        unhealthy_threshold: check.unhealthy_threshold,
+        path: check.path.0.clone(),
+    });
+    LoadBalancer {
+        registration_lag,
+        deregistration_lag,
+        deregistration_delay,
+        health_check,
+    }
+}

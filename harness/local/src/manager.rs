@@ -1,0 +1,298 @@
+//! The pods of a local run: starting them (processes configured by their revision, a prober,
+//! sampling) and terminating them the way the kubelet does — the plan comes from the ported
+//! model (`harness_core::k8s::workloads::termination`): preStop (sleep, or an exec hook that
+//! fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace period — after
+//! which the pod leaves the EndpointSlice. Shared by engine actions and the controller loop.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use harness_core::control_plane::cluster::{PodOp, PodRevision};
+use harness_core::engine::TargetError;
+use harness_core::k8s::workloads::termination::{
+    PreStop as KubeletPreStop, TerminationSpec, termination_plan,
+};
+use harness_core::measure::EventKind;
+use harness_core::scenario::model::{PreStop, Scenario, Termination};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::bins::WorkloadBins;
+use crate::pods::PodProcesses;
+use crate::prober::run_prober;
+use crate::sampler::Targets;
+use crate::scrape::Scraper;
+use crate::shared::SharedState;
+
+/// Where a pod ran, for the report.
+#[derive(Debug, Clone)]
+pub struct PodMeta {
+    pub node: String,
+    pub zone: String,
+}
+
+/// Starts and stops pods; cheap to clone.
+#[derive(Clone)]
+pub struct PodManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    bins: WorkloadBins,
+    scraper: Scraper,
+    scenario: Arc<Scenario>,
+    out_dir: std::path::PathBuf,
+    shared: SharedState,
+    /// Model time zero.
+    epoch: Instant,
+    pods: Mutex<BTreeMap<String, PodProcesses>>,
+    probers: Mutex<BTreeMap<String, CancellationToken>>,
+    meta: Mutex<BTreeMap<String, PodMeta>>,
+    targets: Targets,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PodManager {
+    pub fn new(
+        bins: WorkloadBins,
+        scraper: Scraper,
+        scenario: Arc<Scenario>,
+        out_dir: std::path::PathBuf,
+        shared: SharedState,
+        targets: Targets,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                bins,
+                scraper,
+                scenario,
+                out_dir,
+                shared,
+                epoch: Instant::now(),
+                pods: Mutex::new(BTreeMap::new()),
+                probers: Mutex::new(BTreeMap::new()),
+                meta: Mutex::new(BTreeMap::new()),
+                targets,
+                tasks: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Model time now (since the manager was created).
+    pub fn now(&self) -> Duration {
+        self.inner.epoch.elapsed()
+    }
+
+    pub fn meta(&self) -> BTreeMap<String, PodMeta> {
+        lock(&self.inner.meta).clone()
+    }
+
+    /// Carries out pod operations decided by the model.
+    pub async fn execute(&self, ops: Vec<PodOp>) -> Result<(), TargetError> {
+        for op in ops {
+            match op {
+                PodOp::Start {
+                    pod,
+                    node,
+                    zone,
+                    revision,
+                } => self.start(pod, node, zone, &revision).await?,
+                PodOp::Stop { pod, termination } => self.terminate(pod, &termination),
+            }
+        }
+        Ok(())
+    }
+
+    async fn start(
+        &self,
+        pod: String,
+        node: String,
+        zone: String,
+        revision: &PodRevision,
+    ) -> Result<(), TargetError> {
+        let i = &self.inner;
+        let processes = PodProcesses::start(
+            &i.bins,
+            &i.scenario.service,
+            revision.app.drain_delay,
+            &pod,
+            &node,
+            &zone,
+            &i.out_dir,
+        )
+        .await
+        .map_err(TargetError::new)?;
+        let stop = CancellationToken::new();
+        let prober = tokio::spawn(run_prober(
+            pod.clone(),
+            processes.addr,
+            i.scenario.service.readiness_probe,
+            i.scraper.clone(),
+            i.shared.clone(),
+            stop.clone(),
+        ));
+        lock(&i.tasks).push(prober);
+        lock(&i.probers).insert(pod.clone(), stop);
+        lock(&i.targets).insert(pod.clone(), processes.admin);
+        {
+            let mut s = i.shared.lock();
+            s.pod_addrs.insert(pod.clone(), processes.addr);
+            s.sync_proxies();
+        }
+        lock(&i.meta).insert(pod.clone(), PodMeta { node, zone });
+        lock(&i.pods).insert(pod, processes);
+        Ok(())
+    }
+
+    /// Runs the kubelet's termination of a deleted pod in the background.
+    fn terminate(&self, pod: String, termination: &Termination) {
+        let i = &self.inner;
+        if let Some(stop) = lock(&i.probers).remove(&pod) {
+            stop.cancel();
+        }
+        lock(&i.targets).remove(&pod);
+        {
+            let mut s = i.shared.lock();
+            s.pod_addrs.remove(&pod);
+            s.sync_proxies();
+        }
+        let Some(mut processes) = lock(&i.pods).remove(&pod) else {
+            return;
+        };
+        // The plan in Kubernetes' own (whole-second) time, then brought to the run's scale.
+        let scale = i.scenario.time_scale;
+        let plan = termination_plan(&kubelet_spec(termination, scale), Duration::ZERO);
+        let scaled = |d: Duration| d.mul_f64(scale);
+        let shared = i.shared.clone();
+        {
+            let mut s = shared.lock();
+            let events = plan
+                .events
+                .iter()
+                .filter(|e| e.at.is_zero())
+                .map(|e| EventKind::KubeEvent {
+                    kind: format!("{:?}", e.event_type),
+                    reason: e.reason.to_string(),
+                    message: e.message.clone(),
+                    object: format!("pod/{pod}"),
+                })
+                .collect();
+            s.record(events);
+        }
+        let sigterm_after = scaled(plan.sigterm_at);
+        let stop_grace = scaled(plan.stop_grace);
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(sigterm_after).await;
+            shared.lock().record(vec![EventKind::Termination {
+                pod: pod.clone(),
+                stage: "sigterm".into(),
+            }]);
+            let in_time = processes.stop(stop_grace).await;
+            let mut s = shared.lock();
+            if !in_time {
+                s.record(vec![EventKind::Termination {
+                    pod: pod.clone(),
+                    stage: "sigkill".into(),
+                }]);
+            }
+            let events = s.model.pod_gone(&pod);
+            s.record(events);
+        });
+        lock(&i.tasks).push(task);
+    }
+
+    /// Stops every pod at once (teardown) and waits for all background tasks, bounded.
+    pub async fn shutdown(&self, grace: Duration) {
+        let i = &self.inner;
+        for stop in lock(&i.probers).values() {
+            stop.cancel();
+        }
+        let pods: Vec<PodProcesses> = std::mem::take(&mut *lock(&i.pods)).into_values().collect();
+        let mut stops: Vec<JoinHandle<()>> = pods
+            .into_iter()
+            .map(|mut p| {
+                tokio::spawn(async move {
+                    p.stop(grace).await;
+                })
+            })
+            .collect();
+        stops.extend(std::mem::take(&mut *lock(&i.tasks)));
+        for handle in stops {
+            // Bounded: every stop ends with SIGKILL after its grace period.
+            let limit = grace + Duration::from_secs(5);
+            if tokio::time::timeout(limit, handle).await.is_err() {
+                tracing::warn!("a pod task did not finish within {limit:?}");
+            }
+        }
+    }
+}
+
+/// The kubelet's view of a pod's termination, in unscaled Kubernetes time.
+fn kubelet_spec(t: &Termination, scale: f64) -> TerminationSpec {
+    let unscale = |d: Duration| d.div_f64(scale);
+    let pre_stop = match &t.pre_stop {
+        PreStop::None => KubeletPreStop::None,
+        PreStop::Sleep(d) => KubeletPreStop::Sleep {
+            seconds: unscale(*d).as_secs_f64().round() as u64,
+        },
+        PreStop::Exec(command) => KubeletPreStop::Exec {
+            command: command.clone(),
+            runs_for: exec_runtime(command),
+        },
+    };
+    let mut spec = TerminationSpec::new(
+        Duration::from_secs(unscale(t.grace_period).as_secs_f64().round() as u64),
+        pre_stop,
+    );
+    spec.image_has_shell = t.image_has_shell;
+    spec.container_name = "flagsvc".into();
+    spec
+}
+
+/// How long an exec hook runs: `sleep N` sleeps N seconds; anything else returns at once.
+fn exec_runtime(command: &[String]) -> Duration {
+    let words: Vec<&str> = command.iter().flat_map(|w| w.split_whitespace()).collect();
+    words
+        .windows(2)
+        .find(|w| w[0].ends_with("sleep"))
+        .and_then(|w| w[1].parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_hooks_run_for_their_sleep() {
+        let cmd = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            exec_runtime(&cmd(&["sleep", "30"])),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            exec_runtime(&cmd(&["/bin/sh", "-c", "sleep 5"])),
+            Duration::from_secs(5)
+        );
+        assert_eq!(exec_runtime(&cmd(&["true"])), Duration::ZERO);
+    }
+
+    #[test]
+    fn kubelet_sees_unscaled_whole_seconds() {
+        let t = Termination {
+            grace_period: Duration::from_secs(6),
+            pre_stop: PreStop::Sleep(Duration::from_secs(3)),
+            image_has_shell: true,
+        };
+        let spec = kubelet_spec(&t, 0.1);
+        assert_eq!(spec.grace_period, Duration::from_secs(60));
+        assert_eq!(spec.pre_stop, KubeletPreStop::Sleep { seconds: 30 });
+    }
+}
