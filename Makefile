@@ -1,5 +1,6 @@
 # harness — common entry points. `make help` lists them.
 #   make scenario-topology-skew [VARIANT=incident|fixed] [TARGET=local]
+#   make scenario-rollout-502 / make scenario-autoscaler  (same variables)
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
 
@@ -11,13 +12,16 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean scenario-%
+.PHONY: help build test lint fmt bench clean scenario-% scenario-autoscaler
 
 help:
-	@sed -n '2,5p' Makefile
+	@sed -n '2,6p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
+
+## Short names for the shipped scenarios.
+scenario-autoscaler: scenario-autoscaler-blind-spot
 
 ## scenario-NAME runs scenarios/NAME.yaml on $(TARGET) with $(VARIANT); exit code is the verdict.
 scenario-%: build

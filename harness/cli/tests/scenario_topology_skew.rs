@@ -3,88 +3,17 @@
 //! and Ctrl-C in the middle of a run. These start real processes and take about a minute; the
 //! workload binaries must be built first (`make test` does: `cargo build --workspace --bins`).
 
+mod support;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::{count, expectation, require_workload_bins, summary, workspace_root};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn require_workload_bins() {
-    let dir = Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap();
-    for bin in ["flagsvc", "sidecar", "loadgen"] {
-        assert!(
-            dir.join(bin).is_file(),
-            "{bin} is not built in {}; run `cargo build --workspace --bins` first (make test does)",
-            dir.display()
-        );
-    }
-}
-
-/// Runs a variant to completion; returns the exit code and the output directory.
-fn run_variant(variant: &str, out: &Path) -> i32 {
-    require_workload_bins();
-    let status = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "scenarios/topology-skew.yaml",
-            "--variant",
-            variant,
-            "--seed",
-            "7",
-        ])
-        .arg("--out")
-        .arg(out)
-        .current_dir(workspace_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    status.code().unwrap_or(-1)
-}
-
-fn summary(out: &Path) -> Value {
-    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap();
-    let schema = harness_schema_summary();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "summary.json breaks its schema: {errors:?}"
-    );
-    value
-}
-
-fn harness_schema_summary() -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["schema", "summary"])
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn expectation<'a>(s: &'a Value, metric: &str) -> &'a Value {
-    s["expectations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["metric"] == metric)
-        .unwrap_or_else(|| panic!("no {metric} expectation"))
-}
-
-fn count(map: &Value, key: &str) -> u64 {
-    map.get(key).and_then(Value::as_u64).unwrap_or(0)
+fn run_variant(variant: &str, out: &std::path::Path) -> i32 {
+    support::run_variant("topology-skew.yaml", variant, out)
 }
 
 #[test]
@@ -143,11 +72,7 @@ fn incident_reproduces_the_signature_and_fails() {
         3,
         "pods, errors and hints charts"
     );
-    let timeline = std::fs::read_to_string(dir.path().join("timeline.jsonl")).unwrap();
-    let lines: Vec<Value> = timeline
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = support::timeline(dir.path());
     assert!(lines.iter().any(|l| l["event"] == "hints"));
     assert!(lines.iter().any(|l| l["event"] == "sample"));
 }

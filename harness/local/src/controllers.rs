@@ -93,9 +93,14 @@ async fn source_rate(
     now: Duration,
     last: &mut Option<(Duration, f64)>,
 ) -> Option<f64> {
+    // A generator that has not started yet (startAt) answers nothing and adds nothing.
     let mut total = 0.0;
     for addr in &c.loadgen_metrics {
-        total += c.scraper.counter(*addr, "loadgen_attempted_total").await?;
+        total += c
+            .scraper
+            .counter(*addr, "loadgen_attempted_total")
+            .await
+            .unwrap_or(0.0);
     }
     let rate = last.map(|(t, v)| (total - v) / (now - t).as_secs_f64().max(1e-3));
     *last = Some((now, total));

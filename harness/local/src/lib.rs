@@ -6,6 +6,7 @@
 pub mod bins;
 pub mod controllers;
 pub mod kube_proxy;
+pub mod lb_sync;
 pub mod load;
 pub mod load_balancer;
 pub mod manager;

@@ -39,7 +39,12 @@ pub fn loadgen_args(
     report: &Path,
     seed: u64,
 ) -> Vec<String> {
-    let total = load.warmup + load.duration;
+    // A generator starting later runs from its start to the end of the load, without warm-up.
+    let total = if generator.start_at.is_zero() {
+        load.warmup + load.duration
+    } else {
+        load.duration.saturating_sub(generator.start_at)
+    };
     let mut args = vec![
         "run".into(),
         "--url".into(),

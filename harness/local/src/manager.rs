@@ -143,6 +143,7 @@ impl PodManager {
         {
             let mut s = i.shared.lock();
             s.pod_addrs.insert(pod.clone(), processes.addr);
+            s.known_addrs.insert(pod.clone(), processes.addr);
             s.sync_proxies();
         }
         lock(&i.meta).insert(pod.clone(), PodMeta { node, zone });

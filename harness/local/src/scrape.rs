@@ -35,12 +35,12 @@ impl Scraper {
 
     /// The kubelet's httpGet probe: success on 200–399.
     pub async fn probe_ready(&self, addr: SocketAddr) -> bool {
-        match self
-            .client
-            .get(format!("http://{addr}/readyz"))
-            .send()
-            .await
-        {
+        self.probe(addr, "/readyz").await
+    }
+
+    /// An HTTP GET health check of `path`: success on 200–399.
+    pub async fn probe(&self, addr: SocketAddr, path: &str) -> bool {
+        match self.client.get(format!("http://{addr}{path}")).send().await {
             Ok(resp) => {
                 let code = resp.status().as_u16();
                 (200..400).contains(&code)

@@ -18,6 +18,9 @@ pub struct Shared {
     pub events: Vec<(Instant, EventKind)>,
     /// Running pod → the address its endpoint points at (sidecar, or flagsvc without one).
     pub pod_addrs: BTreeMap<String, SocketAddr>,
+    /// Every pod's address ever, kept after deletion: a lagging load balancer may still send
+    /// there.
+    pub known_addrs: BTreeMap<String, SocketAddr>,
     pub proxies: BTreeMap<String, ZoneProxy>,
 }
 
@@ -31,6 +34,7 @@ impl SharedState {
             model,
             events: Vec::new(),
             pod_addrs: BTreeMap::new(),
+            known_addrs: BTreeMap::new(),
             proxies: BTreeMap::new(),
         })))
     }

@@ -14,15 +14,17 @@ use harness_core::engine::run::describe;
 use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
 };
-use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
-use harness_core::scenario::model::{Scenario, TimelineEvent};
+use harness_core::measure::{EventKind, LbBucket, PodRun, RunData, TimelineEvent as MeasuredEvent};
+use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
+use crate::lb_sync::run_lb_sync;
 use crate::load::RunningGenerator;
+use crate::load_balancer::{LbConfig, LbStats, LoadBalancer};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -45,7 +47,8 @@ struct Running {
     manager: PodManager,
     targets: Targets,
     samples: Samples,
-    generators: Vec<RunningGenerator>,
+    /// Started generators; ones with a later `startAt` join when they start.
+    generators: Arc<std::sync::Mutex<Vec<RunningGenerator>>>,
     loadgen_metrics: Vec<SocketAddr>,
     /// Stops the forwarders and the control loops.
     stop: CancellationToken,
@@ -53,7 +56,12 @@ struct Running {
     stop_sampler: CancellationToken,
     clock: Option<RunClock>,
     deployed_at: Instant,
+    /// The scenario's load balancer and the instant its accounting counts from.
+    lb: Option<(LoadBalancer, Instant)>,
 }
+
+/// Width of the load balancer's accounting buckets.
+const LB_BUCKET: Duration = Duration::from_millis(100);
 
 impl LocalTarget {
     /// Finds the workload binaries; fails with a fix when they are missing.
@@ -142,6 +150,7 @@ impl Target for LocalTarget {
             KillPod,
             Rollout,
             Autoscaler,
+            LoadBalancer,
         ]
         .into_iter()
         .collect()
@@ -168,14 +177,37 @@ impl Target for LocalTarget {
             shared.clone(),
             targets.clone(),
         );
+        let lb = match &scenario.load_balancer {
+            Some(spec) => {
+                let epoch = Instant::now();
+                let config = LbConfig {
+                    bucket: LB_BUCKET,
+                    ..LbConfig::default()
+                };
+                let proxy = LoadBalancer::start(epoch, config, stop.clone())
+                    .await
+                    .map_err(TargetError::new)?;
+                tokio::spawn(run_lb_sync(
+                    spec.clone(),
+                    proxy.clone(),
+                    manager.clone(),
+                    shared.clone(),
+                    self.scraper.clone(),
+                    stop.clone(),
+                ));
+                Some((proxy, epoch))
+            }
+            None => None,
+        };
         let run = Running {
+            lb,
             scenario: scenario.clone(),
             ctx: ctx.clone(),
             shared: shared.clone(),
             manager: manager.clone(),
             targets,
             samples: Default::default(),
-            generators: Vec::new(),
+            generators: Default::default(),
             loadgen_metrics: Vec::new(),
             stop,
             stop_sampler: CancellationToken::new(),
@@ -226,29 +258,67 @@ impl Target for LocalTarget {
         ));
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
-            let proxy = run
-                .shared
-                .lock()
-                .proxies
-                .get(&generator.zone)
-                .map(|p| p.addr)
-                .ok_or_else(|| {
-                    TargetError::new(format!("no forwarder for zone {}", generator.zone))
-                })?;
+            let proxy = match (generator.via, &run.lb) {
+                (Via::LoadBalancer, Some((lb, _))) => lb.addr(),
+                (Via::LoadBalancer, None) => {
+                    return Err(TargetError::new(format!(
+                        "generator {} sends via the load balancer, but none was deployed",
+                        generator.name
+                    )));
+                }
+                (Via::KubeProxy, _) => run
+                    .shared
+                    .lock()
+                    .proxies
+                    .get(&generator.zone)
+                    .map(|p| p.addr)
+                    .ok_or_else(|| {
+                        TargetError::new(format!("no forwarder for zone {}", generator.zone))
+                    })?,
+            };
             let metrics = free_loopback_addr()?;
-            let started = RunningGenerator::start(
-                &bins,
-                generator,
-                &run.scenario.load,
-                proxy,
-                metrics,
-                &run.ctx.out_dir,
-                run.ctx.seed.wrapping_add(1000 + i as u64),
-            )
-            .await
-            .map_err(TargetError::new)?;
-            run.generators.push(started);
             run.loadgen_metrics.push(metrics);
+            let seed = run.ctx.seed.wrapping_add(1000 + i as u64);
+            if generator.start_at.is_zero() {
+                let started = RunningGenerator::start(
+                    &bins,
+                    generator,
+                    &run.scenario.load,
+                    proxy,
+                    metrics,
+                    &run.ctx.out_dir,
+                    seed,
+                )
+                .await
+                .map_err(TargetError::new)?;
+                lock_generators(&run.generators).push(started);
+            } else {
+                let (bins, generator, load) =
+                    (bins.clone(), generator.clone(), run.scenario.load.clone());
+                let (out_dir, generators, shared) = (
+                    run.ctx.out_dir.clone(),
+                    run.generators.clone(),
+                    run.shared.clone(),
+                );
+                let start = clock.load_start + generator.start_at;
+                let stop = run.stop.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep_until(start) => {}
+                    }
+                    match RunningGenerator::start(
+                        &bins, &generator, &load, proxy, metrics, &out_dir, seed,
+                    )
+                    .await
+                    {
+                        Ok(started) => lock_generators(&generators).push(started),
+                        Err(e) => shared.lock().record(vec![EventKind::Note {
+                            message: format!("generator {} did not start: {e}", generator.name),
+                        }]),
+                    }
+                });
+            }
         }
         tokio::spawn(run_controllers(
             Controllers {
@@ -332,7 +402,8 @@ impl Target for LocalTarget {
         let limit = remaining + run.scenario.load.request_timeout + Duration::from_secs(10);
         let mut generators = Vec::new();
         let mut failures = Vec::new();
-        for g in std::mem::take(&mut run.generators) {
+        let started = std::mem::take(&mut *lock_generators(&run.generators));
+        for g in started {
             match g.finish(interrupted, limit).await {
                 Ok(report) => generators.push(report),
                 Err(e) => failures.push(e.to_string()),
@@ -371,26 +442,66 @@ impl Target for LocalTarget {
         if !failures.is_empty() {
             return Err(TargetError::new(failures.join("; ")));
         }
+        let lb = match &run.lb {
+            Some((proxy, epoch)) => lb_buckets(&proxy.snapshot(), *epoch, &clock),
+            None => Vec::new(),
+        };
         Ok(RunData {
             load_started_unix_ms: clock.load_start_unix_ms,
             duration_s,
             generators,
             pods,
             events,
-            lb: Vec::new(),
+            lb,
         })
     }
 
     async fn teardown(&mut self) -> Result<(), TargetError> {
-        let Some(mut run) = self.run.take() else {
+        let Some(run) = self.run.take() else {
             return Ok(());
         };
         run.stop_sampler.cancel();
         run.stop.cancel();
-        for g in &mut run.generators {
+        let left = std::mem::take(&mut *lock_generators(&run.generators));
+        for mut g in left {
             g.process.terminate(TEARDOWN_GRACE).await;
         }
         run.manager.shutdown(TEARDOWN_GRACE).await;
         Ok(())
     }
+}
+
+/// The load balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
+/// answers, 5xx relayed from pods and bodies cut short.
+fn lb_buckets(stats: &LbStats, epoch: Instant, clock: &RunClock) -> Vec<LbBucket> {
+    let width = Duration::from_millis(stats.bucket_ms.max(1));
+    let mut out = Vec::new();
+    for (pod, pod_stats) in &stats.pods {
+        for (slot, counts) in &pod_stats.buckets {
+            let start = epoch + width * (*slot as u32);
+            let relayed_5xx: u64 = counts
+                .by_status
+                .iter()
+                .filter(|(code, _)| **code >= 500)
+                .map(|(_, n)| n)
+                .sum();
+            // The balancer's own errors are also in by_status; count each failure once.
+            let own: u64 = counts.lb_errors.values().sum();
+            let failed = relayed_5xx.max(own) + counts.body_errors;
+            out.push(LbBucket {
+                pod: pod.clone(),
+                t_s: clock.t_s(start),
+                width_s: width.as_secs_f64(),
+                requests: counts.sent,
+                failed,
+            });
+        }
+    }
+    out
+}
+
+fn lock_generators(
+    g: &std::sync::Mutex<Vec<RunningGenerator>>,
+) -> std::sync::MutexGuard<'_, Vec<RunningGenerator>> {
+    g.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -34,6 +34,11 @@ pub struct RunArgs {
     /// Seed for every random choice (scheduling ties, backend picks), so a run can be repeated.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Shrink every control-plane period, delay and timeout together with the scenario's clock
+    /// (0 < SCALE <= 1; e.g. 0.1 turns a 15 s HPA sync into 1.5 s). Default: the scenario's
+    /// `timeScale`, else 1. The data plane (service time, request timeout) is never scaled.
+    #[arg(long, value_name = "SCALE")]
+    pub time_scale: Option<f64>,
     /// Leave the deployment running after the run (processes keep running until you stop
     /// them; on the local target they end with the harness process).
     #[arg(long)]
@@ -48,6 +53,13 @@ pub enum TargetName {
 pub fn run(args: RunArgs) -> Outcome {
     let scenario = load_scenario(&args.file, args.variant.as_deref())
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
+    let time_scale = args.time_scale.unwrap_or(scenario.time_scale);
+    if !(time_scale > 0.0 && time_scale <= 1.0) {
+        return Err(Failure::InvalidInput(anyhow!(
+            "--time-scale {time_scale}: must be more than 0 and at most 1 (e.g. 0.1)"
+        )));
+    }
+    let scenario = harness_core::engine::time_scale::apply_time_scale(scenario, time_scale);
     let run_id = new_run_id(args.seed);
     let out_dir = args
         .out
@@ -57,11 +69,11 @@ pub fn run(args: RunArgs) -> Outcome {
         run_id,
         out_dir: out_dir.clone(),
         seed: args.seed,
-        time_scale: 1.0,
+        time_scale,
     };
     let variant = scenario.selected_variant.as_deref().unwrap_or("base");
     eprintln!(
-        "running {} (variant {variant}) on target {:?}, seed {}, output {}",
+        "running {} (variant {variant}) on target {:?}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
         args.target,
         args.seed,

@@ -76,36 +76,30 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     }
 }
 
+/// Outcomes of the measured load (warm-up excluded, like every expectation); latency and SSE
+/// figures come from the generators' own totals.
 fn totals(run: &RunData) -> Totals {
-    let mut t = Totals::default();
+    let measured = measure::outcomes(run, Window::whole(run));
+    let mut t = Totals {
+        attempted: measured.attempted,
+        dropped: measured.dropped,
+        error_rate: if measured.attempted > 0 {
+            measured.errors() as f64 / measured.attempted as f64
+        } else {
+            0.0
+        },
+        responses: measured.responses.clone(),
+        transport_errors: measured.transport_errors.clone(),
+        ..Totals::default()
+    };
     for g in &run.generators {
         let r = &g.report;
-        t.attempted += r.attempted;
-        t.dropped += r.dropped;
-        for (code, n) in &r.responses {
-            *t.responses.entry(code.clone()).or_default() += n;
-        }
-        for (kind, n) in &r.transport_errors {
-            *t.transport_errors.entry(kind.clone()).or_default() += n;
-        }
         t.sse_events += r.sse.events;
         t.sse_streams_failed += r.sse.streams_failed;
         if r.attempted > 0 {
             t.latency_p99_ms = Some(t.latency_p99_ms.unwrap_or(0.0).max(r.latency_ms.p99));
         }
     }
-    let errors: u64 = t
-        .responses
-        .iter()
-        .filter(|(c, _)| !c.starts_with('2'))
-        .map(|(_, n)| n)
-        .sum::<u64>()
-        + t.transport_errors.values().sum::<u64>();
-    t.error_rate = if t.attempted > 0 {
-        errors as f64 / t.attempted as f64
-    } else {
-        0.0
-    };
     t
 }
 

@@ -45,6 +45,9 @@ pub fn apply_time_scale(mut scenario: Scenario, factor: f64) -> Scenario {
     }
     s(&mut scenario.load.warmup);
     s(&mut scenario.load.duration);
+    for g in &mut scenario.load.generators {
+        s(&mut g.start_at);
+    }
     for event in &mut scenario.timeline {
         s(&mut event.at);
         if let Action::Rollout(change) = &mut event.action {

@@ -82,7 +82,7 @@ pub struct Threshold {
     pub max: Option<f64>,
 }
 
-/// Request outcomes over the whole run, summed over generators.
+/// Request outcomes of the measured load (warm-up excluded), summed over generators.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {

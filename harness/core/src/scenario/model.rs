@@ -212,6 +212,8 @@ pub struct Generator {
     pub path: String,
     /// Through kube-proxy, or through the scenario's load balancer (which then exists).
     pub via: Via,
+    /// Offset from load start at which the generator starts (zero: with the warm-up).
+    pub start_at: Duration,
 }
 
 /// A generator's request rate.

@@ -54,6 +54,24 @@ pub(super) fn build(
                 )
             })
             .unwrap_or(Rate::Max);
+        let start_at = g
+            .start_at
+            .as_ref()
+            .and_then(|text| duration(problems, &path.key("startAt"), text))
+            .unwrap_or_default();
+        if let Some(total) = load_duration
+            && start_at >= total
+        {
+            problems.at(
+                &path.key("startAt"),
+                format!(
+                    "generator `{}`: startAt {} is not before the end of the load ({})",
+                    g.name.0,
+                    units::format_duration(start_at),
+                    units::format_duration(total)
+                ),
+            );
+        }
         generators.push(Generator {
             name: g.name.0.clone(),
             zone: g.zone.0.clone(),
@@ -63,6 +81,7 @@ pub(super) fn build(
             sse_streams: g.sse_streams,
             path: g.path.0.clone(),
             via: g.via,
+            start_at,
         });
     }
     Load {

@@ -56,6 +56,11 @@ pub struct GeneratorSpec {
     /// ClusterIP), or through the top-level `loadBalancer` (which must then be set).
     #[serde(default)]
     pub via: Via,
+    /// When the generator starts, after load start (default `0s`): a later start adds a surge
+    /// on top of the other generators. It runs until the end of the load; its warm-up is the
+    /// load's only when it starts at `0s`.
+    #[serde(default)]
+    pub start_at: Option<DurationText>,
 }
 
 /// The path from a generator to the pods.

@@ -1,0 +1,80 @@
+//! The shipped rollout-502 scenario end to end on the local target (incident 4): each
+//! variant's exit code and signature in summary.json and timeline.jsonl. The runs are serialized
+//! (the fix's margin, preStop ≥ deregistration lag, is a second at the default time scale).
+
+mod support;
+
+use support::{ONE_AT_A_TIME, count, expectation, run_variant, summary, timeline};
+
+const FILE: &str = "rollout-502.yaml";
+
+fn run(variant: &str) -> (i32, serde_json::Value, Vec<serde_json::Value>) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let code = run_variant(FILE, variant, dir.path());
+    (code, summary(dir.path()), timeline(dir.path()))
+}
+
+/// (requests to terminating pods, of which failed) from the termination expectation's evidence.
+fn terminating_requests(s: &serde_json::Value) -> (u64, u64) {
+    let evidence = expectation(s, "terminationErrorRate")["evidence"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // "F of N requests to terminating pods failed: ..."
+    let words: Vec<&str> = evidence.split_whitespace().collect();
+    (words[2].parse().unwrap(), words[0].parse().unwrap())
+}
+
+#[test]
+fn incident_gives_502s_only_on_terminating_pods() {
+    let (code, s, _) = run("incident");
+    assert_eq!(code, 1, "{}", s["explanation"]);
+    let bad_gateway = count(&s["totals"]["responses"], "502");
+    assert!(bad_gateway > 50, "{}", s["totals"]);
+    let (to_terminating, failed) = terminating_requests(&s);
+    assert_eq!(failed, bad_gateway, "every 502 hit a terminating pod");
+    assert!(failed * 2 > to_terminating, "most requests to them failed");
+    assert_eq!(expectation(&s, "rolloutDuration")["passed"], true);
+    // The LB-side failures are the only errors.
+    let total_errors: u64 = s["totals"]["responses"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(code, _)| !code.starts_with('2'))
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(total_errors, bad_gateway);
+}
+
+#[test]
+fn fixed_serves_terminating_pods_until_they_leave_the_load_balancer() {
+    let (code, s, _) = run("fixed");
+    assert_eq!(code, 0, "{}", s["explanation"]);
+    assert_eq!(count(&s["totals"]["responses"], "502"), 0);
+    let (to_terminating, failed) = terminating_requests(&s);
+    assert_eq!(failed, 0);
+    assert!(
+        to_terminating > 50,
+        "the LB still sent to them, and they answered"
+    );
+}
+
+#[test]
+fn distroless_exec_hook_fails_and_the_errors_come_back() {
+    let (code, s, events) = run("distroless");
+    assert_eq!(code, 1);
+    let failed_hooks = events
+        .iter()
+        .filter(|e| e["reason"] == "FailedPreStopHook")
+        .count();
+    assert_eq!(failed_hooks, 12, "one per old pod");
+    assert!(count(&s["totals"]["responses"], "502") > 50);
+}
+
+#[test]
+fn in_app_drain_fixes_it_too() {
+    let (code, s, _) = run("app-drain");
+    assert_eq!(code, 0, "{}", s["explanation"]);
+    assert_eq!(count(&s["totals"]["responses"], "502"), 0);
+}
