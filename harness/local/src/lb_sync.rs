@@ -45,35 +45,6 @@ pub fn target_group_spec(spec: &LbSpec) -> LoadBalancerSpec {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn without_health_checks_targets_are_routable_from_registration() {
-        let spec = LbSpec {
-            registration_lag: Duration::from_millis(500),
-            deregistration_lag: Duration::from_secs(2),
-            deregistration_delay: Duration::from_secs(3),
-            health_check: None,
-        };
-        let mut group = TargetGroup::new(target_group_spec(&spec));
-        group.on_endpoint_ready("pod-0", Duration::ZERO);
-        assert!(group.routable(Duration::from_millis(400)).is_empty());
-        assert_eq!(group.routable(Duration::from_millis(500)), vec!["pod-0"]);
-        group.on_endpoint_removed("pod-0", Duration::from_secs(1));
-        assert_eq!(
-            group.routable(Duration::from_millis(2900)),
-            vec!["pod-0"],
-            "lag"
-        );
-        assert!(
-            group.routable(Duration::from_secs(3)).is_empty(),
-            "deregistered"
-        );
-    }
-}
-
 /// Runs until `stop` is cancelled.
 pub async fn run_lb_sync(
     spec: LbSpec,
@@ -139,5 +110,34 @@ pub async fn run_lb_sync(
             proxy.set_targets(targets);
             routable = now_routable;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_health_checks_targets_are_routable_from_registration() {
+        let spec = LbSpec {
+            registration_lag: Duration::from_millis(500),
+            deregistration_lag: Duration::from_secs(2),
+            deregistration_delay: Duration::from_secs(3),
+            health_check: None,
+        };
+        let mut group = TargetGroup::new(target_group_spec(&spec));
+        group.on_endpoint_ready("pod-0", Duration::ZERO);
+        assert!(group.routable(Duration::from_millis(400)).is_empty());
+        assert_eq!(group.routable(Duration::from_millis(500)), vec!["pod-0"]);
+        group.on_endpoint_removed("pod-0", Duration::from_secs(1));
+        assert_eq!(
+            group.routable(Duration::from_millis(2900)),
+            vec!["pod-0"],
+            "lag"
+        );
+        assert!(
+            group.routable(Duration::from_secs(3)).is_empty(),
+            "deregistered"
+        );
     }
 }
