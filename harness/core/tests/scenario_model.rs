@@ -118,6 +118,7 @@ fn topology_skew_base_document() {
                 sse_streams: 24,
                 path: "/flags/checkout".into(),
                 via: Via::KubeProxy,
+                start_at: Duration::ZERO,
             }],
         },
         load_balancer: None,
