@@ -47,6 +47,12 @@ fn destination_metric_misses_the_surge() {
         "processed falls below half the demand: {worst}"
     );
     assert!(s["totals"]["errorRate"].as_f64().unwrap() > 0.1);
+    let explanation = s["explanation"].to_string();
+    assert!(explanation.contains("autoscaler: 4 → "), "{explanation}");
+    assert!(
+        !explanation.contains("hints"),
+        "no topology story without hints: {explanation}"
+    );
 }
 
 #[test]

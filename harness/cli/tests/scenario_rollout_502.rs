@@ -69,6 +69,15 @@ fn distroless_exec_hook_fails_and_the_errors_come_back() {
         .filter(|e| e["reason"] == "FailedPreStopHook")
         .count();
     assert_eq!(failed_hooks, 12, "one per old pod");
+    let explanation = s["explanation"].to_string();
+    assert!(
+        explanation.contains("12× FailedPreStopHook (Warning)"),
+        "{explanation}"
+    );
+    assert!(
+        explanation.contains("rollout of revision 1: "),
+        "{explanation}"
+    );
     assert!(count(&s["totals"]["responses"], "502") > 50);
 }
 

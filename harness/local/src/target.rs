@@ -134,26 +134,8 @@ impl Target for LocalTarget {
     }
 
     fn capabilities(&self) -> BTreeSet<Capability> {
-        use Capability::*;
-        [
-            Sidecar,
-            Sse,
-            ReadinessOnSaturation,
-            TopologyModeAuto,
-            TrafficDistribution,
-            NodeReadiness,
-            AddNode,
-            RemoveNode,
-            RelabelNode,
-            SetAllocatableCpu,
-            Scale,
-            KillPod,
-            Rollout,
-            Autoscaler,
-            LoadBalancer,
-        ]
-        .into_iter()
-        .collect()
+        // The local target models every control-plane part a scenario can ask for.
+        Capability::ALL.into_iter().collect()
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {

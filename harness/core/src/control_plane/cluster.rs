@@ -346,13 +346,7 @@ impl ClusterModel {
                     n.ready = *ready;
                     applied.events.extend(self.endpoints.upsert_node(n));
                     if !ready {
-                        let pods: Vec<String> = self
-                            .endpoints
-                            .pods()
-                            .filter(|p| &p.node == node)
-                            .map(|p| p.name.clone())
-                            .collect();
-                        for pod in pods {
+                        for pod in self.pods_on(node) {
                             applied.events.extend(self.set_pod_ready(&pod, false));
                         }
                     }
@@ -369,12 +363,7 @@ impl ClusterModel {
                 applied.events.extend(self.endpoints.upsert_node(node));
             }
             Action::RemoveNode { node } => {
-                let pods: Vec<String> = self
-                    .endpoints
-                    .pods()
-                    .filter(|p| &p.node == node)
-                    .map(|p| p.name.clone())
-                    .collect();
+                let pods = self.pods_on(node);
                 let deleted = self.delete_pods(&pods);
                 applied.events.extend(deleted.events);
                 applied.pod_ops.extend(deleted.pod_ops);
@@ -516,6 +505,15 @@ impl ClusterModel {
             });
         }
         Ok(applied)
+    }
+
+    /// Names of the pods on `node`.
+    fn pods_on(&self, node: &str) -> Vec<String> {
+        self.endpoints
+            .pods()
+            .filter(|p| p.node == node)
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     /// Not-ready pods first, then the newest.

@@ -40,7 +40,14 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
             format!("the run was cut short ({reason}); numbers cover what ran"),
         );
     }
-    explanation.extend(control_plane_story(run));
+    if run
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Hints { .. }))
+    {
+        explanation.extend(control_plane_story(run));
+    }
+    explanation.extend(lifecycle_story(run));
     let skew = measure::skew(run, whole);
     if !skew.starved.is_empty() {
         explanation.push(format!(
@@ -236,6 +243,64 @@ fn series(run: &RunData) -> Series {
         }
     }
     s
+}
+
+/// Sentences about rollouts, kubelet warnings and autoscaling, e.g. "rollout of revision 1:
+/// 3.0s to 3.4s" or "autoscaler: 4 → 8 replicas at 7.7s (demand 200 rps at the source, 79
+/// processed at the destination)".
+fn lifecycle_story(run: &RunData) -> Vec<String> {
+    let mut story = Vec::new();
+    let mut started: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut warnings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut scalings = Vec::new();
+    for e in run.events.iter().filter(|e| e.t_s >= 0.0) {
+        match &e.kind {
+            EventKind::Rollout { revision, stage } if stage == "started" => {
+                started.insert(*revision, e.t_s);
+            }
+            EventKind::Rollout { revision, stage } if stage == "complete" => {
+                let from = started.remove(revision).unwrap_or(e.t_s);
+                story.push(format!(
+                    "rollout of revision {revision}: {from:.1}s to {:.1}s",
+                    e.t_s
+                ));
+            }
+            EventKind::KubeEvent { kind, reason, .. }
+                if kind == "Warning" && !reason.starts_with("TopologyAwareHints") =>
+            {
+                *warnings.entry(reason.clone()).or_default() += 1;
+            }
+            EventKind::Autoscaler {
+                current,
+                desired,
+                source_rps,
+                destination_rps,
+            } if current != desired => scalings.push(format!(
+                "autoscaler: {current} → {desired} replicas at {:.1}s (demand {source_rps:.0} \
+                 rps at the source, {destination_rps:.0} processed at the destination)",
+                e.t_s
+            )),
+            _ => {}
+        }
+    }
+    for (revision, from) in started {
+        story.push(format!(
+            "rollout of revision {revision} started at {from:.1}s and did not complete"
+        ));
+    }
+    for (reason, n) in warnings {
+        story.push(format!("{n}× {reason} (Warning)"));
+    }
+    if scalings.is_empty()
+        && run
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Autoscaler { .. }))
+    {
+        story.push("autoscaler: never changed the replica count".into());
+    }
+    story.extend(scalings);
+    story
 }
 
 /// Admitted requests per second over all sidecars, from their cumulative counters.

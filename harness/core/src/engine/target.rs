@@ -30,6 +30,27 @@ pub enum Capability {
     LoadBalancer,
 }
 
+impl Capability {
+    /// Every capability there is (a target that can do everything returns these).
+    pub const ALL: [Capability; 15] = [
+        Capability::Sidecar,
+        Capability::Sse,
+        Capability::ReadinessOnSaturation,
+        Capability::TopologyModeAuto,
+        Capability::TrafficDistribution,
+        Capability::NodeReadiness,
+        Capability::AddNode,
+        Capability::RemoveNode,
+        Capability::RelabelNode,
+        Capability::SetAllocatableCpu,
+        Capability::Scale,
+        Capability::KillPod,
+        Capability::Rollout,
+        Capability::Autoscaler,
+        Capability::LoadBalancer,
+    ];
+}
+
 impl fmt::Display for Capability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = match self {
