@@ -44,7 +44,7 @@ pub fn line_chart(title: &str, y_label: &str, lines: &[Line<'_>], markers: &[Mar
         .max(f64::MIN_POSITIVE);
     let y_of = |v: f64| TOP + plot_height() * (1.0 - v / y_max);
     let mut svg = open_svg(title);
-    axes(&mut svg, seconds, &format!("{y_max:.3}"), y_label);
+    axes(&mut svg, seconds, &axis_number(y_max), y_label);
     for (i, line) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let points: Vec<String> = line
@@ -99,6 +99,15 @@ pub fn on_off_band(title: &str, on_label: &str, on: &[bool], markers: &[Marker])
     draw_markers(&mut svg, markers, seconds);
     svg.push_str("</svg>");
     svg
+}
+
+/// An axis label: whole numbers from 10 up, three decimals below (rates, fractions).
+fn axis_number(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 fn open_svg(title: &str) -> String {
@@ -187,7 +196,7 @@ mod tests {
         ];
         let svg = line_chart("rps", "req/s", &lines, &[]);
         assert_eq!(svg.matches("<polyline").count(), 2);
-        assert!(svg.contains(">10.000<"), "y axis shows the maximum");
+        assert!(svg.contains(">10<"), "y axis shows the maximum");
         // The 10.0 point sits on the top edge of the plot area.
         assert!(svg.contains(&format!(",{TOP:.1}")));
     }
