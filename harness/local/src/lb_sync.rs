@@ -14,7 +14,11 @@ use harness_core::k8s::workloads::{
 use harness_core::scenario::model::LoadBalancer as LbSpec;
 use tokio_util::sync::CancellationToken;
 
-use crate::load_balancer::{LoadBalancer, Target};
+use harness_core::engine::RunClock;
+use harness_core::measure::LbBucket;
+use tokio::time::Instant;
+
+use crate::load_balancer::{LbStats, LoadBalancer, Target};
 use crate::manager::PodManager;
 use crate::scrape::Scraper;
 use crate::shared::SharedState;
@@ -111,6 +115,35 @@ pub async fn run_lb_sync(
             routable = now_routable;
         }
     }
+}
+
+/// The load balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
+/// answers, 5xx relayed from pods and bodies cut short.
+pub fn lb_buckets(stats: &LbStats, epoch: Instant, clock: &RunClock) -> Vec<LbBucket> {
+    let width = Duration::from_millis(stats.bucket_ms.max(1));
+    let mut out = Vec::new();
+    for (pod, pod_stats) in &stats.pods {
+        for (slot, counts) in &pod_stats.buckets {
+            let start = epoch + width * (*slot as u32);
+            let relayed_5xx: u64 = counts
+                .by_status
+                .iter()
+                .filter(|(code, _)| **code >= 500)
+                .map(|(_, n)| n)
+                .sum();
+            // The balancer's own errors are also in by_status; count each failure once.
+            let own: u64 = counts.lb_errors.values().sum();
+            let failed = relayed_5xx.max(own) + counts.body_errors;
+            out.push(LbBucket {
+                pod: pod.clone(),
+                t_s: clock.t_s(start),
+                width_s: width.as_secs_f64(),
+                requests: counts.sent,
+                failed,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

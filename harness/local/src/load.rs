@@ -143,3 +143,17 @@ impl RunningGenerator {
         })
     }
 }
+
+/// A free loopback port for a child to listen on (the child fails loudly if it is taken).
+pub fn free_loopback_addr() -> Result<SocketAddr, harness_core::engine::TargetError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| harness_core::engine::TargetError::new(format!("no free loopback port: {e}")))
+}
+
+/// The started generators, poisoning ignored.
+pub fn lock_generators(
+    g: &std::sync::Mutex<Vec<RunningGenerator>>,
+) -> std::sync::MutexGuard<'_, Vec<RunningGenerator>> {
+    g.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -14,7 +14,7 @@ use harness_core::engine::run::describe;
 use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
 };
-use harness_core::measure::{EventKind, LbBucket, PodRun, RunData, TimelineEvent as MeasuredEvent};
+use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
 use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
-use crate::lb_sync::run_lb_sync;
-use crate::load::RunningGenerator;
-use crate::load_balancer::{LbConfig, LbStats, LoadBalancer};
+use crate::lb_sync::{lb_buckets, run_lb_sync};
+use crate::load::{RunningGenerator, free_loopback_addr, lock_generators};
+use crate::load_balancer::{LbConfig, LoadBalancer};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -119,13 +119,6 @@ impl Running {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-}
-
-/// A free loopback port for a child to listen on (the child fails loudly if it is taken).
-fn free_loopback_addr() -> Result<SocketAddr, TargetError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| TargetError::new(format!("no free loopback port: {e}")))
 }
 
 impl Target for LocalTarget {
@@ -451,39 +444,4 @@ impl Target for LocalTarget {
         run.manager.shutdown(TEARDOWN_GRACE).await;
         Ok(())
     }
-}
-
-/// The load balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
-/// answers, 5xx relayed from pods and bodies cut short.
-fn lb_buckets(stats: &LbStats, epoch: Instant, clock: &RunClock) -> Vec<LbBucket> {
-    let width = Duration::from_millis(stats.bucket_ms.max(1));
-    let mut out = Vec::new();
-    for (pod, pod_stats) in &stats.pods {
-        for (slot, counts) in &pod_stats.buckets {
-            let start = epoch + width * (*slot as u32);
-            let relayed_5xx: u64 = counts
-                .by_status
-                .iter()
-                .filter(|(code, _)| **code >= 500)
-                .map(|(_, n)| n)
-                .sum();
-            // The balancer's own errors are also in by_status; count each failure once.
-            let own: u64 = counts.lb_errors.values().sum();
-            let failed = relayed_5xx.max(own) + counts.body_errors;
-            out.push(LbBucket {
-                pod: pod.clone(),
-                t_s: clock.t_s(start),
-                width_s: width.as_secs_f64(),
-                requests: counts.sent,
-                failed,
-            });
-        }
-    }
-    out
-}
-
-fn lock_generators(
-    g: &std::sync::Mutex<Vec<RunningGenerator>>,
-) -> std::sync::MutexGuard<'_, Vec<RunningGenerator>> {
-    g.lock().unwrap_or_else(|e| e.into_inner())
 }

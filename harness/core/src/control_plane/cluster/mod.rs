@@ -16,6 +16,8 @@
 //! - a rollout creates a new revision and is driven by the ported rolling-update controller
 //!   (`crate::k8s::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
 
+mod rollout;
+
 use std::collections::BTreeMap;
 
 use std::time::Duration;
@@ -29,12 +31,10 @@ use super::placement::{
 };
 use crate::k8s::Node;
 use crate::k8s::reconcile::ServiceTopology;
-use crate::k8s::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
-use crate::k8s::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
 use crate::measure::EventKind;
 use crate::scenario::model::{
-    Action, App, IntOrPercent, NodeRole, RolloutChange, RolloutStrategy, Routing, Scenario,
-    Termination, TopologyKey, TrafficDistribution, WhenUnsatisfiable,
+    Action, App, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
+    TrafficDistribution, WhenUnsatisfiable,
 };
 
 /// Something the target must do to pods.
@@ -422,89 +422,6 @@ impl ClusterModel {
         } else {
             Ok(Applied::default())
         }
-    }
-
-    /// Starts a rollout of a new revision with `change` applied.
-    fn start_rollout(&mut self, change: &RolloutChange) -> Vec<EventKind> {
-        let mut next = self.current_revision().clone();
-        next.number += 1;
-        if let Some(delay) = change.drain_delay {
-            next.app.drain_delay = delay;
-        }
-        if let Some(pre_stop) = &change.pre_stop {
-            next.termination.pre_stop = pre_stop.clone();
-        }
-        if let Some(grace) = change.grace_period {
-            next.termination.grace_period = grace;
-        }
-        let number = next.number;
-        self.revisions.push(next);
-        self.rollout = Some((number, self.now));
-        vec![EventKind::Rollout {
-            revision: number,
-            stage: "started".into(),
-        }]
-    }
-
-    fn rollout_spec(&self) -> RolloutSpec {
-        let convert = |v: IntOrPercent| match v {
-            IntOrPercent::Int(n) => K8sIntOrPercent::Int(n as i32),
-            IntOrPercent::Percent(p) => K8sIntOrPercent::Percent(p as i32),
-        };
-        RolloutSpec {
-            replicas: self.desired as i32,
-            max_surge: convert(self.strategy.max_surge),
-            max_unavailable: convert(self.strategy.max_unavailable),
-            min_ready_seconds: self.strategy.min_ready,
-        }
-    }
-
-    fn pod_views(&self, new_revision: u32) -> Vec<PodView> {
-        self.endpoints
-            .pods()
-            .map(|p| PodView {
-                name: p.name.clone(),
-                revision: if self.pod_revision.get(&p.name) == Some(&new_revision) {
-                    RsRevision::New
-                } else {
-                    RsRevision::Old
-                },
-                created_at: self.created.get(&p.name).copied().unwrap_or_default(),
-                ready_since: self.ready_since.get(&p.name).copied(),
-                terminating: p.terminating,
-            })
-            .collect()
-    }
-
-    /// One pass of the Deployment controller over a rollout in progress: creates new pods,
-    /// deletes old ones, or records the completion. Call it whenever pods change or time
-    /// passes (minReadySeconds).
-    pub fn rollout_step(&mut self) -> Result<Applied, Unschedulable> {
-        let Some((revision, _started)) = self.rollout else {
-            return Ok(Applied::default());
-        };
-        let spec = self.rollout_spec();
-        let views = self.pod_views(revision);
-        let mut applied = Applied::default();
-        for action in rolling::reconcile(&spec, &views, self.now) {
-            let step = match action {
-                RolloutAction::CreateNew(n) => self.create_pods(n)?,
-                RolloutAction::DeleteOld(pods) | RolloutAction::DeleteNew(pods) => {
-                    self.delete_pods(&pods)
-                }
-            };
-            applied.events.extend(step.events);
-            applied.pod_ops.extend(step.pod_ops);
-        }
-        let views = self.pod_views(revision);
-        if rolling::is_complete(&spec, &views, self.now) {
-            self.rollout = None;
-            applied.events.push(EventKind::Rollout {
-                revision,
-                stage: "complete".into(),
-            });
-        }
-        Ok(applied)
     }
 
     /// Names of the pods on `node`.
