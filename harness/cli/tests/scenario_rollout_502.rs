@@ -33,7 +33,12 @@ fn incident_gives_502s_only_on_terminating_pods() {
     let bad_gateway = count(&s["totals"]["responses"], "502");
     assert!(bad_gateway > 50, "{}", s["totals"]);
     let (to_terminating, failed) = terminating_requests(&s);
-    assert_eq!(failed, bad_gateway, "every 502 hit a terminating pod");
+    // Every 502 hit a terminating pod. The load balancer counts in 100 ms buckets by send time,
+    // the generator in 1 s rows by intended time: a few may fall either side of a window edge.
+    assert!(
+        failed.abs_diff(bad_gateway) <= bad_gateway / 50,
+        "502s: {bad_gateway}, failures on terminating pods: {failed}"
+    );
     assert!(failed * 2 > to_terminating, "most requests to them failed");
     assert_eq!(expectation(&s, "rolloutDuration")["passed"], true);
     // The LB-side failures are the only errors.

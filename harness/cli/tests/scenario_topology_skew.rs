@@ -84,7 +84,9 @@ fn without_sse_the_skew_stays_but_errors_do_not_appear() {
     let s = summary(dir.path());
     assert_eq!(expectation(&s, "starvedPods")["observed"], 2.0);
     assert_eq!(expectation(&s, "errorRate")["passed"], true);
-    assert_eq!(s["totals"]["errorRate"], 0.0);
+    // At most a stray error around the pod kill (sidecar and app stop together), far from the
+    // incident's tens of percent.
+    assert!(s["totals"]["errorRate"].as_f64().unwrap() < 0.005, "{}", s["totals"]);
 }
 
 #[test]

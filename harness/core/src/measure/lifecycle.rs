@@ -28,9 +28,9 @@ fn after_removal(run: &RunData, window: Window) -> (u64, u64, BTreeMap<String, (
         let Some(t_del) = deleted.get(&b.pod) else {
             continue;
         };
-        // A bucket counts when its middle is at or after the deletion.
-        let middle = b.t_s + b.width_s / 2.0;
-        if middle >= *t_del && window.has_instant(b.t_s) {
+        // A bucket counts when it overlaps the termination (ends after the deletion): with
+        // buckets of 100 ms, a failure just after the deletion is never missed.
+        if b.t_s + b.width_s > *t_del && window.has_instant(b.t_s) {
             let entry = per_pod.entry(b.pod.clone()).or_default();
             entry.0 += b.requests;
             entry.1 += b.failed;
