@@ -86,7 +86,11 @@ fn without_sse_the_skew_stays_but_errors_do_not_appear() {
     assert_eq!(expectation(&s, "errorRate")["passed"], true);
     // At most a stray error around the pod kill (sidecar and app stop together), far from the
     // incident's tens of percent.
-    assert!(s["totals"]["errorRate"].as_f64().unwrap() < 0.005, "{}", s["totals"]);
+    assert!(
+        s["totals"]["errorRate"].as_f64().unwrap() < 0.005,
+        "{}",
+        s["totals"]
+    );
 }
 
 #[test]
