@@ -31,6 +31,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use workload_common::headers::strip_hop_by_hop;
 
 use http::header::{HeaderName, HeaderValue};
 use http::uri::{PathAndQuery, Scheme, Uri};
@@ -248,7 +249,7 @@ async fn handle(
     }
     *req.version_mut() = Version::HTTP_11;
     let headers = req.headers_mut();
-    relay::strip_hop_by_hop(headers);
+    strip_hop_by_hop(headers);
     let forwarded_for = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
         Some(previous) => format!("{previous}, {}", peer.ip()),
         None => peer.ip().to_string(),
@@ -268,7 +269,7 @@ async fn handle(
         Ok(Ok(response)) => {
             ticket.record(Outcome::Relayed(response.status().as_u16()));
             let (mut parts, body) = response.into_parts();
-            relay::strip_hop_by_hop(&mut parts.headers);
+            strip_hop_by_hop(&mut parts.headers);
             if let Ok(value) = HeaderValue::from_str(ticket.pod()) {
                 parts.headers.insert(TARGET_HEADER, value);
             }

@@ -1,6 +1,7 @@
 //! Shared by flagsvc, sidecar and loadgen: who this pod is ([`identity`]), how a process learns
 //! it must stop ([`signal`]), and the HTTP/1 serve loop with drain-then-stop shutdown ([`serve`]).
 
+pub mod headers;
 pub mod identity;
 pub mod serve;
 pub mod signal;

@@ -11,11 +11,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
+use workload_common::headers::strip_hop_by_hop;
 
 use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use http::header::{self, HeaderMap, HeaderName};
+
 use http::{Request, Response, Uri};
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
@@ -136,33 +137,6 @@ fn to_upstream(req: Request<Incoming>, upstream: &Uri) -> Result<Request<Incomin
         .map_err(|e| UpstreamError::new(FailureKind::Other, Some(e.into())))?;
     strip_hop_by_hop(&mut parts.headers);
     Ok(Request::from_parts(parts, body))
-}
-
-/// Removes the headers that describe one connection, not the message (RFC 9110 §7.6.1).
-/// `transfer-encoding` is left to hyper, which frames the message by it.
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in [
-        header::CONNECTION,
-        header::PROXY_AUTHENTICATE,
-        header::PROXY_AUTHORIZATION,
-        header::TE,
-        header::TRAILER,
-        header::UPGRADE,
-    ] {
-        headers.remove(name);
-    }
-    headers.remove("keep-alive");
-    headers.remove("proxy-connection");
 }
 
 /// Keeps `sidecar_streams_open` right: one per live stream.
