@@ -24,7 +24,7 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Show what a run would do (placement, hints, reachability), without running it.
     Plan(commands::plan::PlanArgs),
-    /// Print the JSON Schema of the scenario format (for editors).
+    /// Print the JSON Schema of scenario files (for editors), or of summary.json.
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
     Hints(commands::hints::HintsArgs),

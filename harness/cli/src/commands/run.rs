@@ -73,9 +73,11 @@ pub fn run(args: RunArgs) -> Outcome {
     };
     let variant = scenario.selected_variant.as_deref().unwrap_or("base");
     eprintln!(
-        "running {} (variant {variant}) on target {:?}, seed {}, time scale {time_scale}, output {}",
+        "running {} (variant {variant}) on target {}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
-        args.target,
+        match args.target {
+            TargetName::Local => "local",
+        },
         args.seed,
         out_dir.display()
     );
