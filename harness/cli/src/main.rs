@@ -28,6 +28,8 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
     Hints(commands::hints::HintsArgs),
+    /// Write the kind cluster config a scenario needs (zones, CPU shaped for the host, spares).
+    KindConfig(commands::kind_config::KindConfigArgs),
 }
 
 fn main() {
@@ -38,6 +40,7 @@ fn main() {
         Command::Validate(args) => commands::validate::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Hints(args) => commands::hints::run(args),
+        Command::KindConfig(args) => commands::kind_config::run(args),
     };
     std::process::exit(exit::code_for(outcome));
 }
