@@ -6,8 +6,11 @@
 
 pub mod cluster;
 pub mod config;
+pub mod exec;
 pub mod host;
 pub mod labels;
+pub mod lifecycle;
 pub mod pins;
+pub mod tools;
 
 pub use cluster::{ClusterPlan, PlanError};
