@@ -3,6 +3,7 @@
 #   make scenario-rollout-502 / make scenario-autoscaler  (same variables)
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
+#   make images  (one Docker image per workload for the kind target; needs a Docker engine)
 
 CARGO   ?= cargo
 TARGET  ?= local
@@ -12,10 +13,10 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean scenario-% scenario-autoscaler
+.PHONY: help build test lint fmt bench clean images scenario-% scenario-autoscaler
 
 help:
-	@sed -n '2,6p' Makefile
+	@sed -n '2,7p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -31,10 +32,22 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-## The scenario tests run the workload binaries, so they are built first.
+## The scenario tests run the workload binaries, so they are built first. Where a Docker engine
+## answers, the images are built (visibly, once) before the tests, and the workload-container
+## test must run (HARNESS_REQUIRE_DOCKER); elsewhere it skips and says so.
 test: lint
 	$(CARGO) build --workspace --bins
-	$(CARGO) test --workspace
+	@if docker version >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory images && HARNESS_REQUIRE_DOCKER=1 $(CARGO) test --workspace; \
+	else \
+	  echo "make test: no Docker engine answers: the workload-container test will skip"; \
+	  $(CARGO) test --workspace; \
+	fi
+
+## One image per workload: FROM scratch + the statically linked binary, tagged by its SHA-256
+## (docs/kind-target.md#images). Writes target/harness-images.json.
+images:
+	$(CARGO) run -q -p harness -- images
 
 fmt:
 	$(CARGO) fmt --all

@@ -30,6 +30,8 @@ enum Command {
     Hints(commands::hints::HintsArgs),
     /// Write the kind cluster config a scenario needs (zones, CPU shaped for the host, spares).
     KindConfig(commands::kind_config::KindConfigArgs),
+    /// Build the workload images (scratch + static binary, tagged by content) for kind.
+    Images(commands::images::ImagesArgs),
 }
 
 fn main() {
@@ -41,6 +43,7 @@ fn main() {
         Command::Schema(args) => commands::schema::run(args),
         Command::Hints(args) => commands::hints::run(args),
         Command::KindConfig(args) => commands::kind_config::run(args),
+        Command::Images(args) => commands::images::run(args),
     };
     std::process::exit(exit::code_for(outcome));
 }

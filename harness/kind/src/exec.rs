@@ -24,6 +24,7 @@ pub struct Cmd {
     program: String,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    env_removed: Vec<String>,
     dir: Option<PathBuf>,
     stdin: Option<Vec<u8>>,
     timeout: Duration,
@@ -35,6 +36,7 @@ impl Cmd {
             program: program.into(),
             args: Vec::new(),
             env: Vec::new(),
+            env_removed: Vec::new(),
             dir: None,
             stdin: None,
             timeout: DEFAULT_TIMEOUT,
@@ -58,6 +60,13 @@ impl Cmd {
     /// Sets an environment variable for the command (shown in the command line).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Removes an inherited environment variable (not shown in the command line: a shell a
+    /// person pastes into does not have the harness's environment).
+    pub fn env_remove(mut self, key: impl Into<String>) -> Self {
+        self.env_removed.push(key.into());
         self
     }
 
@@ -231,6 +240,9 @@ impl Toolbox {
             .stderr(Stdio::piped());
         if let Some(path) = self.path_env() {
             command.env("PATH", path);
+        }
+        for key in &cmd.env_removed {
+            command.env_remove(key);
         }
         for (key, value) in &cmd.env {
             command.env(key, value);

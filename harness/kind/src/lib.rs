@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod config;
 pub mod exec;
 pub mod host;
+pub mod images;
 pub mod labels;
 pub mod lifecycle;
 pub mod pins;

@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes `XArgs` (clap) and `run(XArgs) -> exit::Outcome`.
 
 pub mod hints;
+pub mod images;
 pub mod kind_config;
 pub mod plan;
 pub mod run;
