@@ -2,15 +2,11 @@
 //! `kind-config.yaml` is exactly what it writes for scenarios/topology-skew.yaml on the stated
 //! 8-CPU host, `--output` writes the same bytes, and a scenario kind cannot represent exits 2.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::{Command, Output};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use support::workspace_root;
 
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))

@@ -66,14 +66,7 @@ pub fn check(tools: &Toolbox) -> Result<ToolVersions, ToolError> {
     let kind = version_of(tools, kind_version(), "kind", INSTALL_KIND, |e| {
         ToolError::Exec(e)
     })?;
-    if kind < MIN_KIND_VERSION {
-        return Err(ToolError::TooOld {
-            tool: "kind",
-            found: kind,
-            min: MIN_KIND_VERSION,
-            hint: INSTALL_KIND,
-        });
-    }
+    at_least("kind", kind, MIN_KIND_VERSION, INSTALL_KIND)?;
     Ok(ToolVersions {
         kind,
         docker_engine,
@@ -92,15 +85,30 @@ pub fn check_docker(tools: &Toolbox) -> Result<Version, ToolError> {
             source: e,
         },
     )?;
-    if engine < MIN_DOCKER_ENGINE_VERSION {
+    at_least(
+        "Docker Engine",
+        engine,
+        MIN_DOCKER_ENGINE_VERSION,
+        INSTALL_DOCKER,
+    )?;
+    Ok(engine)
+}
+
+fn at_least(
+    tool: &'static str,
+    found: Version,
+    min: Version,
+    hint: &'static str,
+) -> Result<(), ToolError> {
+    if found < min {
         return Err(ToolError::TooOld {
-            tool: "Docker Engine",
-            found: engine,
-            min: MIN_DOCKER_ENGINE_VERSION,
-            hint: INSTALL_DOCKER,
+            tool,
+            found,
+            min,
+            hint,
         });
     }
-    Ok(engine)
+    Ok(())
 }
 
 fn version_of(
