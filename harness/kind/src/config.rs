@@ -110,16 +110,19 @@ fn describe(plan: &ClusterPlan, node: &PlannedNode) -> String {
             ..
         } => format!("allocatable {allocatable_millicpu}m (scenario {scenario_millicpu}m)"),
     };
-    let purpose = match &node.purpose {
-        Purpose::Initial if node.ready => String::new(),
-        Purpose::Initial => "; NotReady at load start (the run stops its kubelet)".to_owned(),
-        Purpose::Spare { added_at } => {
-            let at: Vec<String> = added_at.iter().map(|d| format!("{d:?}")).collect();
-            format!(
-                "; spare for the timeline's addNode at {} (the run keeps it out until then)",
-                at.join(", ")
-            )
+    let added: Vec<String> = node.added_at.iter().map(|d| format!("{d:?}")).collect();
+    let purpose = match node.purpose {
+        Purpose::Spare => format!(
+            "; spare for the timeline's addNode at {} (the run keeps it out until then)",
+            added.join(", ")
+        ),
+        Purpose::Initial if !added.is_empty() => {
+            format!("; added again by the timeline at {}", added.join(", "))
         }
+        Purpose::Initial if !node.ready => {
+            "; NotReady at load start (the run stops its kubelet)".to_owned()
+        }
+        Purpose::Initial => String::new(),
     };
     format!(
         "{name} (kind node {}): {role}, {zone}, {cpu}{purpose}",

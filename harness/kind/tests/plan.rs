@@ -79,7 +79,7 @@ fn topology_skew_on_an_eight_cpu_host() {
             reserved_millicpu: 0
         }
     );
-    let spare = plan.spare_added_at(Duration::from_secs(12)).unwrap();
+    let spare = plan.node_added_at(Duration::from_secs(12)).unwrap();
     assert_eq!(spare.scenario_name.as_deref(), Some("a-3"));
     assert_eq!(spare.labels["harness/spare"], "true");
     assert_eq!(
@@ -251,31 +251,52 @@ fn node_churn_gets_flags_and_one_spare_per_distinct_addition() {
         (KindRole::ControlPlane, None, None)
     );
     assert!(cp.labels.is_empty());
-    let spares: Vec<(&str, Option<&str>, &Purpose)> = plan
+    let secs = |s: &[u64]| {
+        s.iter()
+            .map(|s| Duration::from_secs(*s))
+            .collect::<Vec<_>>()
+    };
+    let spares: Vec<(&str, Option<&str>, Vec<Duration>)> = plan
         .nodes
         .iter()
-        .filter(|n| matches!(n.purpose, Purpose::Spare { .. }))
-        .map(|n| (n.kind_name.as_str(), n.zone.as_deref(), &n.purpose))
+        .filter(|n| n.purpose == Purpose::Spare)
+        .map(|n| (n.kind_name.as_str(), n.zone.as_deref(), n.added_at.clone()))
         .collect();
-    let secs = |s: &[u64]| Purpose::Spare {
-        added_at: s.iter().map(|s| Duration::from_secs(*s)).collect(),
-    };
     assert_eq!(
         spares,
         [
             (
                 "harness-node-churn-worker4",
                 Some("zone-b"),
-                &secs(&[15, 25])
+                secs(&[15, 25])
             ),
-            ("harness-node-churn-worker5", Some("zone-a"), &secs(&[35])),
+            ("harness-node-churn-worker5", Some("zone-a"), secs(&[35])),
         ]
     );
     assert_eq!(
-        plan.spare_added_at(Duration::from_secs(25))
+        plan.node_added_at(Duration::from_secs(25))
             .unwrap()
             .kind_name,
         "harness-node-churn-worker4"
+    );
+}
+
+#[test]
+fn a_removed_node_added_back_unchanged_is_the_same_kind_node() {
+    let scenario = churn_with(
+        "    addNode: { zone: zone-a, name: b-2, allocatableCpu: \"3\" }",
+        "    addNode: { zone: zone-a, name: b-2, allocatableCpu: \"3\" }\n  - at: 36s\n    removeNode: { node: a-1 }\n  - at: 37s\n    addNode: { zone: zone-a, name: a-1, allocatableCpu: \"3\" }",
+    );
+    let plan = ClusterPlan::new(&scenario, 8).unwrap();
+    let a1 = plan.node_added_at(Duration::from_secs(37)).unwrap();
+    assert_eq!(a1.kind_name, "harness-node-churn-worker");
+    assert_eq!(a1.purpose, Purpose::Initial);
+    assert_eq!(
+        plan.nodes
+            .iter()
+            .filter(|n| n.purpose == Purpose::Spare)
+            .count(),
+        2
     );
 }
 

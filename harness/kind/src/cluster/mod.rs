@@ -65,6 +65,9 @@ pub struct PlannedNode {
     pub role: KindRole,
     pub zone: Option<String>,
     pub purpose: Purpose,
+    /// Offsets from load start of the timeline's `addNode` entries this node serves (a spare's
+    /// first addition, or a removed node added again with the same zone and CPU).
+    pub added_at: Vec<Duration>,
     /// The scenario's `ready` at load start (spares: the `addNode`'s `ready`).
     pub ready: bool,
     pub cpu: NodeCpu,
@@ -90,12 +93,12 @@ impl KindRole {
 }
 
 /// Why a node exists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     /// In the cluster at load start.
     Initial,
-    /// Added by the timeline's `addNode` entries at these offsets from load start.
-    Spare { added_at: Vec<Duration> },
+    /// Only for the timeline's `addNode` (see [`PlannedNode::added_at`]).
+    Spare,
 }
 
 /// A node's CPU on the host.
@@ -159,6 +162,7 @@ impl ClusterPlan {
                 role: KindRole::ControlPlane,
                 zone: None,
                 purpose: Purpose::Initial,
+                added_at: Vec::new(),
                 ready: true,
                 cpu: NodeCpu::Host,
                 labels: BTreeMap::new(),
@@ -171,6 +175,7 @@ impl ClusterPlan {
                 role: KindRole::ControlPlane,
                 zone: Some(node.zone.clone()),
                 purpose: Purpose::Initial,
+                added_at: Vec::new(),
                 ready: node.ready,
                 cpu: NodeCpu::Host,
                 labels: node_labels(&node.name, &node.zone, false),
@@ -184,6 +189,7 @@ impl ClusterPlan {
                 role: KindRole::Worker,
                 zone: Some(node.zone.clone()),
                 purpose: Purpose::Initial,
+                added_at: Vec::new(),
                 ready: node.ready,
                 cpu: shaped(&cpu_scale, node.allocatable_millicpu, &what)?,
                 labels: node_labels(&node.name, &node.zone, false),
@@ -205,9 +211,7 @@ impl ClusterPlan {
                     && matches!(n.cpu, NodeCpu::Shaped { scenario_millicpu, .. } if scenario_millicpu == *allocatable_millicpu)
             };
             if let Some(existing) = nodes.iter_mut().find(same) {
-                if let Purpose::Spare { added_at } = &mut existing.purpose {
-                    added_at.push(event.at);
-                }
+                existing.added_at.push(event.at);
                 continue;
             }
             let what = format!("node `{name}` (added by the timeline at {:?})", event.at);
@@ -216,9 +220,8 @@ impl ClusterPlan {
                 kind_name: namer.next(KindRole::Worker.as_str()),
                 role: KindRole::Worker,
                 zone: Some(zone.clone()),
-                purpose: Purpose::Spare {
-                    added_at: vec![event.at],
-                },
+                purpose: Purpose::Spare,
+                added_at: vec![event.at],
                 ready: *ready,
                 cpu: shaped(&cpu_scale, *allocatable_millicpu, &what)?,
                 labels: node_labels(name, zone, true),
@@ -265,11 +268,10 @@ impl ClusterPlan {
             .find(|n| n.scenario_name.as_deref() == Some(name))
     }
 
-    /// The spare provisioned for the `addNode` at offset `at`.
-    pub fn spare_added_at(&self, at: Duration) -> Option<&PlannedNode> {
-        self.nodes
-            .iter()
-            .find(|n| matches!(&n.purpose, Purpose::Spare { added_at } if added_at.contains(&at)))
+    /// The node the timeline's `addNode` at offset `at` brings in (a spare, or a removed node
+    /// added back unchanged).
+    pub fn node_added_at(&self, at: Duration) -> Option<&PlannedNode> {
+        self.nodes.iter().find(|n| n.added_at.contains(&at))
     }
 }
 
