@@ -3,7 +3,6 @@
 
 pub mod control_plane;
 pub mod engine;
-pub mod k8s;
 pub mod measure;
 pub mod report;
 pub mod scenario;

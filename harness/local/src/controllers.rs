@@ -8,12 +8,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness_core::k8s::hpa::{
+use harness_core::measure::{EventKind, PodSample};
+use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
+use kube_model::hpa::{
     self, Behavior, ControllerOptions, HpaSpec, HpaState, MetricSpec, MetricTarget, Observation,
     PodMetric, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy,
 };
-use harness_core::measure::{EventKind, PodSample};
-use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
 use tokio_util::sync::CancellationToken;
 
 use crate::manager::PodManager;

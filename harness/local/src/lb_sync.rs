@@ -1,5 +1,5 @@
 //! Keeps the L7 load balancer in line with the ported target-registration model
-//! (`harness_core::k8s::workloads::load_balancer`, an AWS Load Balancer Controller + ALB in IP
+//! (`kube_model::workloads::load_balancer`, an AWS Load Balancer Controller + ALB in IP
 //! mode): every 50 ms it tells the model which pods are ready endpoints, runs the target
 //! group's health checks when configured, and pushes the routable targets to the proxy. A
 //! target keeps getting requests until its deregistration takes effect, even after its pod is
@@ -8,10 +8,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use harness_core::k8s::workloads::{
-    HealthCheckSpec, LoadBalancer as TargetGroup, LoadBalancerSpec,
-};
 use harness_core::scenario::model::LoadBalancer as LbSpec;
+use kube_model::workloads::{HealthCheckSpec, LoadBalancer as TargetGroup, LoadBalancerSpec};
 use tokio_util::sync::CancellationToken;
 
 use harness_core::engine::RunClock;

@@ -1,6 +1,6 @@
 //! harness-local: the local target. The real workload binaries run as processes on loopback
 //! (one sidecar + flagsvc pair per pod, one loadgen per generator); the harness plays the
-//! Kubernetes control plane with the models of `harness_core::k8s` and a per-zone TCP forwarder
+//! Kubernetes control plane with the models of `kube_model` and a per-zone TCP forwarder
 //! standing in for kube-proxy.
 
 pub mod bins;

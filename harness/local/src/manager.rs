@@ -1,6 +1,6 @@
 //! The pods of a local run: starting them (processes configured by their revision, a prober,
 //! sampling) and terminating them the way the kubelet does — the plan comes from the ported
-//! model (`harness_core::k8s::workloads::termination`): preStop (sleep, or an exec hook that
+//! model (`kube_model::workloads::termination`): preStop (sleep, or an exec hook that
 //! fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace period — after
 //! which the pod leaves the EndpointSlice. Shared by engine actions and the controller loop.
 
@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use harness_core::control_plane::cluster::{PodOp, PodRevision};
 use harness_core::engine::TargetError;
-use harness_core::k8s::workloads::termination::{
-    PreStop as KubeletPreStop, TerminationSpec, termination_plan,
-};
 use harness_core::measure::EventKind;
 use harness_core::scenario::model::{PreStop, Scenario, Termination};
+use kube_model::workloads::termination::{
+    PreStop as KubeletPreStop, TerminationSpec, termination_plan,
+};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -1,17 +1,17 @@
 //! Turns `k8s-openapi` objects (Node, EndpointSlice, Service) into the model types of
-//! `harness_core::k8s`, reading exactly the fields the controller and kube-proxy read, and
+//! `kube_model`, reading exactly the fields the controller and kube-proxy read, and
 //! rejecting values Kubernetes would not hold (unparseable CPU, endpoints without addresses).
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail};
-use harness_core::k8s::types::{LABEL_CONTROL_PLANE, LABEL_MASTER, LABEL_TOPOLOGY_ZONE};
-use harness_core::k8s::{
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::discovery::v1 as discovery;
+use kube_model::types::{LABEL_CONTROL_PLANE, LABEL_MASTER, LABEL_TOPOLOGY_ZONE};
+use kube_model::{
     AddressType, Endpoint, EndpointConditions, EndpointSlice, Hints, Node, ServicePolicy,
     ServiceTopology, parse_cpu_millis,
 };
-use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::api::discovery::v1 as discovery;
 
 use super::load::{Located, Source};
 

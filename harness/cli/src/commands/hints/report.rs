@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::bail;
-use harness_core::k8s::{
+use kube_model::{
     ControllerOptions, Event, HintsInput, HintsOutcome, ProxyNode, ProxyOptions, RoutingMode,
     ServicePolicy, ServiceTopology, compute_hints, usable_endpoints,
 };
-use harness_core::k8s::{Endpoint, Node};
+use kube_model::{Endpoint, Node};
 use serde::Serialize;
 
 use super::convert::{self, OwnedSlice, ServiceInfo};
@@ -168,7 +168,7 @@ pub fn build(
 }
 
 fn ratios_without_slices(nodes: &[Node]) -> Option<BTreeMap<String, f64>> {
-    let mut cache = harness_core::k8s::TopologyCache::new();
+    let mut cache = kube_model::TopologyCache::new();
     cache.set_nodes(nodes);
     cache.cpu_ratios().cloned()
 }

@@ -14,7 +14,7 @@
 //!   reports its processes gone ([`ClusterModel::pod_gone`]); how it terminates (preStop, grace
 //!   period) comes from its revision;
 //! - a rollout creates a new revision and is driven by the ported rolling-update controller
-//!   (`crate::k8s::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
+//!   (`kube_model::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
 
 mod rollout;
 
@@ -29,13 +29,13 @@ use super::endpoints::{PodRecord, ServiceEndpoints};
 use super::placement::{
     CandidateNode, PlacementRules, Spread, SpreadKey, Unschedulable, place_pod,
 };
-use crate::k8s::Node;
-use crate::k8s::reconcile::ServiceTopology;
 use crate::measure::EventKind;
 use crate::scenario::model::{
     Action, App, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
     TrafficDistribution, WhenUnsatisfiable,
 };
+use kube_model::Node;
+use kube_model::reconcile::ServiceTopology;
 
 /// Something the target must do to pods.
 #[derive(Debug, Clone, PartialEq, Eq)]

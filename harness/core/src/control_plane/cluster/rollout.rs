@@ -1,14 +1,14 @@
 //! The Deployment controller's part of the cluster model: starting a rollout (a new revision)
 //! and stepping it with the ported rolling-update reconcile
-//! (`crate::k8s::workloads::rollout`), which decides which new pods to create and which old
+//! (`kube_model::workloads::rollout`), which decides which new pods to create and which old
 //! ones to delete.
 
 use super::{Applied, ClusterModel};
 use crate::control_plane::placement::Unschedulable;
-use crate::k8s::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
-use crate::k8s::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
 use crate::measure::EventKind;
 use crate::scenario::model::{IntOrPercent, RolloutChange};
+use kube_model::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
+use kube_model::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
 
 impl ClusterModel {
     /// Starts a rollout of a new revision with `change` applied.

@@ -228,7 +228,7 @@ fn distroless_exec_sleep_fails_at_once() {
     assert_eq!(plan.pre_stop, PreStopOutcome::Failed);
     let warning = &plan.events[1];
     assert_eq!(warning.at, t);
-    assert_eq!(warning.event_type, crate::k8s::EventType::Warning);
+    assert_eq!(warning.event_type, crate::EventType::Warning);
     assert_eq!(warning.reason, "FailedPreStopHook");
     assert_eq!(warning.message, "PreStopHook failed");
     assert_eq!((plan.sigterm_at, plan.sigkill_at), (t, t + secs(60)));

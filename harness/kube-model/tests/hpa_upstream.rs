@@ -13,12 +13,12 @@
 
 use std::time::Duration;
 
-use harness_core::k8s::hpa::calculator::{
+use kube_model::hpa::calculator::{
     external_metric_replicas, external_per_pod_metric_replicas, object_metric_replicas,
     object_per_pod_metric_replicas, pod_metric_replicas,
 };
-use harness_core::k8s::hpa::pods::group_pods;
-use harness_core::k8s::hpa::{
+use kube_model::hpa::pods::group_pods;
+use kube_model::hpa::{
     Behavior, ConditionType, ControllerOptions, HpaSpec, HpaState, MetricSpec, MetricTarget,
     Observation, PodMetric, PodPhase, Tolerances, reconcile, reconcile_default,
 };

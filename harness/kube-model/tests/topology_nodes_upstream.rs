@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use harness_core::k8s::{Node, TopologyCache};
+use kube_model::{Node, TopologyCache};
 
 /// A node as upstream's TestSetNodes builds it (no name needed there; names are unique here).
 fn node(i: usize, zone: &str, cpu: u64, ready: bool, control_plane: bool) -> Node {

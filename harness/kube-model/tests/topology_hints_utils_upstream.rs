@@ -4,10 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use harness_core::k8s::redistribution::{
-    giving_and_receiving_zones, hints_by_zone, redistribute_hints,
-};
-use harness_core::k8s::{Allocation, Endpoint, EndpointSlice, Hints};
+use kube_model::redistribution::{giving_and_receiving_zones, hints_by_zone, redistribute_hints};
+use kube_model::{Allocation, Endpoint, EndpointSlice, Hints};
 
 fn desired(pairs: &[(&str, f64)]) -> BTreeMap<String, Allocation> {
     pairs

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::pods::PodMetric;
 use super::state::Condition;
-use crate::k8s::events::EventType;
+use crate::events::EventType;
 
 /// What the controller reads from the API at one sync.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -1,5 +1,5 @@
 //! Cases from upstream's own unit tests for the rollout arithmetic, translated to the Rust
-//! models in `harness_core::k8s::workloads`. Each test names the upstream test it follows; all
+//! models in `kube_model::workloads`. Each test names the upstream test it follows; all
 //! are from kubernetes/kubernetes, v1.34 line:
 //!
 //! - `staging/src/k8s.io/apimachinery/pkg/util/intstr/intstr_test.go` (read @316eff8dee1b);
@@ -13,15 +13,13 @@
 
 use std::time::Duration;
 
-use harness_core::k8s::workloads::IntOrPercent;
-use harness_core::k8s::workloads::deployment_util::{
+use kube_model::workloads::IntOrPercent;
+use kube_model::workloads::deployment_util::{
     DeploymentSpecView, DeploymentStatusView, ReplicaSetView, Strategy, deployment_complete,
     max_unavailable, min_available, new_rs_new_replicas, resolve_fenceposts,
 };
-use harness_core::k8s::workloads::pod_ranking::{
-    PodPhase, RankedPod, RankingOptions, delete_before,
-};
-use harness_core::k8s::workloads::rolling::{
+use kube_model::workloads::pod_ranking::{PodPhase, RankedPod, RankingOptions, delete_before};
+use kube_model::workloads::rolling::{
     NewRsScale, cleanup_unhealthy_replicas, reconcile_new_replica_set, reconcile_old_replica_sets,
     scale_down_old_replica_sets_for_rolling_update,
 };

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use harness_core::k8s::events::{REASON_DISABLED, REASON_ENABLED, messages};
-use harness_core::k8s::{
+use kube_model::events::{REASON_DISABLED, REASON_ENABLED, messages};
+use kube_model::{
     AddressType, Endpoint, EndpointSlice, EventType, Hints, Node, SliceInfo, TopologyCache,
 };
 
@@ -225,7 +225,7 @@ fn add_hints_redistributes_across_three_zones() {
     );
 }
 
-fn incident(cpu_a: u64, cpu_c: u64) -> (TopologyCache, SliceInfo, Vec<harness_core::k8s::Event>) {
+fn incident(cpu_a: u64, cpu_c: u64) -> (TopologyCache, SliceInfo, Vec<kube_model::Event>) {
     let mut cache = TopologyCache::new();
     let nodes = [
         Node::worker("a1", "ap-northeast-2a", cpu_a),

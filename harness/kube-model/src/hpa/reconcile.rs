@@ -23,7 +23,7 @@ use super::observe::{Decision, HpaEvent, Observation};
 use super::pods::from_milli;
 use super::spec::{ControllerOptions, HpaSpec};
 use super::state::{ConditionType, HpaState};
-use crate::k8s::events::EventType;
+use crate::events::EventType;
 
 /// upstream `normalizeDesiredReplicas` (no behavior).
 fn normalize_without_behavior(

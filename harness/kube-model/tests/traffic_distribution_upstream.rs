@@ -3,16 +3,16 @@
 //! that was read (@413af836b381) predates PreferSameNode; the PreferSameNode case below is
 //! derived from trafficdist.go itself.
 
-use harness_core::k8s::reconcile::{ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE};
-use harness_core::k8s::traffic_dist::reconcile_hints;
-use harness_core::k8s::{
+use kube_model::reconcile::{ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE};
+use kube_model::traffic_dist::reconcile_hints;
+use kube_model::{
     AddressType, ControllerOptions, Endpoint, EndpointSlice, HintsInput, Node, RoutingMode,
     ServiceTopology, TrafficDistribution, compute_hints,
 };
 
 fn ep(addr: &str, zone: &str, node: &str, ready: bool, hint: Option<&str>) -> Endpoint {
     let mut e = Endpoint::new(addr, Some(zone), ready).on_node(node);
-    e.hints = hint.map(harness_core::k8s::Hints::zone);
+    e.hints = hint.map(kube_model::Hints::zone);
     e
 }
 

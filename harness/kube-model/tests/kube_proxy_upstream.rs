@@ -8,10 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use harness_core::k8s::kube_proxy::{Categorized, categorize_endpoints};
-use harness_core::k8s::{
-    Endpoint, Hints, ProxyNode, ProxyOptions, ServicePolicy, usable_endpoints,
-};
+use kube_model::kube_proxy::{Categorized, categorize_endpoints};
+use kube_model::{Endpoint, Hints, ProxyNode, ProxyOptions, ServicePolicy, usable_endpoints};
 
 const NODE: &str = "this-node";
 

@@ -26,8 +26,8 @@
 
 use std::time::Duration;
 
-use crate::k8s::events::EventType;
-use crate::k8s::types::EndpointConditions;
+use crate::events::EventType;
+use crate::types::EndpointConditions;
 
 /// `minimumGracePeriodInSeconds`.
 pub const MINIMUM_GRACE_PERIOD: Duration = Duration::from_secs(2);

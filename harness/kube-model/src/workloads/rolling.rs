@@ -163,8 +163,8 @@ pub fn scale_down_old_replica_sets_for_rolling_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::workloads::deployment_util::Strategy;
-    use crate::k8s::workloads::intstr::IntOrPercent;
+    use crate::workloads::deployment_util::Strategy;
+    use crate::workloads::intstr::IntOrPercent;
 
     fn deployment(replicas: i32, surge: i32, unavailable: i32) -> DeploymentSpecView {
         DeploymentSpecView {
