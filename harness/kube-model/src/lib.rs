@@ -8,9 +8,14 @@
 //!   reconcile chooses between them ([`reconcile`]);
 //! - kube-proxy's topology filtering and per-connection backend choice ([`kube_proxy`]);
 //! - CPU quantities as Kubernetes parses them ([`quantity`]);
-//! - a sweep of the zone CPU share that shows where hints flap ([`sweep`]).
+//! - a sweep of the zone CPU share that shows where hints flap ([`sweep`]);
+//! - the HorizontalPodAutoscaler's replica calculation and behavior ([`hpa`]);
+//! - Deployment rolling updates and pod termination ([`workloads`]);
+//! - the kubelet's readiness probe results ([`probe`]);
+//! - the conversion of `k8s-openapi` objects into these models' inputs ([`openapi`]).
 //!
-//! No I/O: callers pass nodes and slices in and get hints, events and endpoint sets out.
+//! No I/O and no harness types: callers pass Kubernetes objects in and get hints, events,
+//! endpoint sets and decisions out.
 //! Upstream iterates Go maps in random order in places; these models iterate in sorted order,
 //! which yields the per-zone hint counts upstream guarantees (see [`redistribution`]).
 
@@ -18,6 +23,8 @@ mod add_hints;
 pub mod events;
 pub mod hpa;
 pub mod kube_proxy;
+pub mod openapi;
+pub mod probe;
 pub mod quantity;
 pub mod reconcile;
 pub mod redistribution;

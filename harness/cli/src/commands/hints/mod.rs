@@ -3,7 +3,6 @@
 //! `kube_model`), and `harness hints sweep`: where Topology Aware Routing switches hints
 //! on and off as one zone's share of CPU moves.
 
-mod convert;
 mod load;
 mod render;
 mod report;
