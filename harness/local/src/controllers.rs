@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness_core::engine::error_chain;
 use harness_core::measure::{EventKind, PodSample};
 use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
 use kube_model::hpa::{
@@ -68,7 +69,10 @@ pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
             }
         };
         if let Err(e) = c.manager.execute(ops).await {
-            note(&c.shared, format!("rollout step failed: {e}"));
+            note(
+                &c.shared,
+                format!("rollout step failed: {}", error_chain(&e)),
+            );
         }
         if let Some(h) = hpa.as_mut()
             && now >= h.next_sync
@@ -77,7 +81,10 @@ pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
             let source = source_rate(&c, now, &mut last_source).await;
             let ops = h.sync(&c, now, source);
             if let Err(e) = c.manager.execute(ops).await {
-                note(&c.shared, format!("autoscaler scaling failed: {e}"));
+                note(
+                    &c.shared,
+                    format!("autoscaler scaling failed: {}", error_chain(&e)),
+                );
             }
         }
     }

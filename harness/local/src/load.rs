@@ -121,21 +121,21 @@ impl RunningGenerator {
             // SIGTERM: loadgen stops issuing, waits for in-flight requests, writes a partial report.
             self.process.terminate(Duration::from_secs(15)).await;
         }
-        let text = std::fs::read_to_string(&self.report_path).map_err(|e| LocalError::Io {
-            context: format!(
-                "reading the report of generator {} ({}); see its log next to it",
-                self.name,
-                self.report_path.display()
-            ),
-            source: e,
+        let text = std::fs::read_to_string(&self.report_path).map_err(|source| {
+            LocalError::ReportUnreadable {
+                generator: self.name.clone(),
+                path: self.report_path.clone(),
+                command: self.process.command_line().to_owned(),
+                source,
+            }
         })?;
-        let report: LoadReport = serde_json::from_str(&text).map_err(|e| {
-            LocalError::Runtime(format!(
-                "the report of generator {} ({}) is not a loadgen report: {e}",
-                self.name,
-                self.report_path.display()
-            ))
-        })?;
+        let report: LoadReport =
+            serde_json::from_str(&text).map_err(|source| LocalError::ReportInvalid {
+                generator: self.name.clone(),
+                path: self.report_path.clone(),
+                command: self.process.command_line().to_owned(),
+                source,
+            })?;
         Ok(GeneratorRun {
             name: self.name,
             zone: self.zone,
@@ -145,10 +145,13 @@ impl RunningGenerator {
 }
 
 /// A free loopback port for a child to listen on (the child fails loudly if it is taken).
-pub fn free_loopback_addr() -> Result<SocketAddr, harness_core::engine::TargetError> {
+pub fn free_loopback_addr() -> Result<SocketAddr, LocalError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .map_err(|e| harness_core::engine::TargetError::new(format!("no free loopback port: {e}")))
+        .map_err(|source| LocalError::Io {
+            context: "finding a free loopback port".into(),
+            source,
+        })
 }
 
 /// The started generators, poisoning ignored.
@@ -156,4 +159,43 @@ pub fn lock_generators(
     g: &std::sync::Mutex<Vec<RunningGenerator>>,
 ) -> std::sync::MutexGuard<'_, Vec<RunningGenerator>> {
     g.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{ProcessSpec, Supervised};
+
+    #[tokio::test]
+    async fn a_generator_without_a_report_names_its_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = Supervised::spawn(ProcessSpec {
+            name: "loadgen/g".into(),
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "exit 0".into()],
+            env: vec![],
+            log_path: dir.path().join("g.log"),
+            wait_listening: None,
+        })
+        .await
+        .unwrap();
+        let generator = RunningGenerator {
+            name: "g".into(),
+            zone: "z".into(),
+            process,
+            report_path: dir.path().join("loadgen-g.json"),
+        };
+        let err = generator
+            .finish(false, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, LocalError::ReportUnreadable { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("command: /bin/sh -c 'exit 0'"), "{text}");
+        let io = std::error::Error::source(&err).unwrap();
+        assert!(io.downcast_ref::<std::io::Error>().is_some());
+    }
 }

@@ -127,7 +127,7 @@ impl PodManager {
             &i.out_dir,
         )
         .await
-        .map_err(TargetError::new)?;
+        .map_err(|e| TargetError::new(format!("starting {pod}"), e))?;
         let stop = CancellationToken::new();
         let prober = tokio::spawn(run_prober(
             pod.clone(),

@@ -126,6 +126,11 @@ impl Supervised {
         })
     }
 
+    /// The command line, quoted so it can be pasted into a shell.
+    pub fn command_line(&self) -> &str {
+        &self.command_line
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }

@@ -12,13 +12,14 @@ use std::time::Duration;
 use harness_core::control_plane::cluster::ClusterModel;
 use harness_core::engine::run::describe;
 use harness_core::engine::{
-    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
+    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, error_chain,
 };
 use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
 use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
@@ -80,7 +81,7 @@ impl LocalTarget {
     fn running(&mut self) -> Result<&mut Running, TargetError> {
         self.run
             .as_mut()
-            .ok_or_else(|| TargetError::new("nothing is deployed"))
+            .ok_or_else(|| TargetError::new("using the deployment", LocalError::NotDeployed))
     }
 }
 
@@ -109,12 +110,16 @@ impl Running {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(TargetError::new(format!(
-                    "{}/{total} pods ready after {limit:?}; not ready: {} (see their logs in {})",
-                    total - not_ready.len(),
-                    not_ready.join(", "),
-                    self.ctx.out_dir.display()
-                )));
+                return Err(TargetError::new(
+                    "waiting for the pods to become ready",
+                    LocalError::PodsNotReady {
+                        ready: total - not_ready.len(),
+                        total,
+                        waited: limit,
+                        not_ready,
+                        logs: self.ctx.out_dir.clone(),
+                    },
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -132,15 +137,22 @@ impl Target for LocalTarget {
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
-        std::fs::create_dir_all(&ctx.out_dir)
-            .map_err(|e| TargetError::new(format!("creating {}: {e}", ctx.out_dir.display())))?;
+        std::fs::create_dir_all(&ctx.out_dir).map_err(|e| {
+            TargetError::new(
+                "preparing the output directory",
+                LocalError::Io {
+                    context: format!("creating {}", ctx.out_dir.display()),
+                    source: e,
+                },
+            )
+        })?;
         let scenario = Arc::new(scenario.clone());
         let shared = SharedState::new(ClusterModel::new(&scenario, ctx.seed));
         let stop = CancellationToken::new();
         for (i, zone) in scenario.cluster.zones.iter().enumerate() {
             let proxy = ZoneProxy::start(zone, ctx.seed.wrapping_add(i as u64 + 1), stop.clone())
                 .await
-                .map_err(TargetError::new)?;
+                .map_err(|e| TargetError::new(format!("starting kube-proxy of zone {zone}"), e))?;
             shared.lock().proxies.insert(zone.clone(), proxy);
         }
         let targets: Targets = Default::default();
@@ -161,7 +173,7 @@ impl Target for LocalTarget {
                 };
                 let proxy = LoadBalancer::start(epoch, config, stop.clone())
                     .await
-                    .map_err(TargetError::new)?;
+                    .map_err(|e| TargetError::new("starting the load balancer", e))?;
                 tokio::spawn(run_lb_sync(
                     spec.clone(),
                     proxy.clone(),
@@ -197,10 +209,13 @@ impl Target for LocalTarget {
                     s.record(applied.events);
                     Ok(applied.pod_ops)
                 }
-                Err(e) => Err(TargetError::new(format!(
-                    "cannot schedule {} pods: {e}",
-                    scenario.service.replicas
-                ))),
+                Err(e) => Err(TargetError::new(
+                    "creating the Service's pods",
+                    LocalError::Unschedulable {
+                        pods: scenario.service.replicas,
+                        source: e,
+                    },
+                )),
             }
         };
         // Keep what was started even on failure, so teardown stops it.
@@ -236,10 +251,12 @@ impl Target for LocalTarget {
             let proxy = match (generator.via, &run.lb) {
                 (Via::LoadBalancer, Some((lb, _))) => lb.addr(),
                 (Via::LoadBalancer, None) => {
-                    return Err(TargetError::new(format!(
-                        "generator {} sends via the load balancer, but none was deployed",
-                        generator.name
-                    )));
+                    return Err(TargetError::new(
+                        "starting the load",
+                        LocalError::NoLoadBalancer {
+                            generator: generator.name.clone(),
+                        },
+                    ));
                 }
                 (Via::KubeProxy, _) => run
                     .shared
@@ -248,10 +265,16 @@ impl Target for LocalTarget {
                     .get(&generator.zone)
                     .map(|p| p.addr)
                     .ok_or_else(|| {
-                        TargetError::new(format!("no forwarder for zone {}", generator.zone))
+                        TargetError::new(
+                            "starting the load",
+                            LocalError::NoForwarder {
+                                zone: generator.zone.clone(),
+                            },
+                        )
                     })?,
             };
-            let metrics = free_loopback_addr()?;
+            let metrics =
+                free_loopback_addr().map_err(|e| TargetError::new("starting the load", e))?;
             run.loadgen_metrics.push(metrics);
             let seed = run.ctx.seed.wrapping_add(1000 + i as u64);
             if generator.start_at.is_zero() {
@@ -265,7 +288,9 @@ impl Target for LocalTarget {
                     seed,
                 )
                 .await
-                .map_err(TargetError::new)?;
+                .map_err(|e| {
+                    TargetError::new(format!("starting generator {}", generator.name), e)
+                })?;
                 lock_generators(&run.generators).push(started);
             } else {
                 let (bins, generator, load) =
@@ -289,7 +314,11 @@ impl Target for LocalTarget {
                     {
                         Ok(started) => lock_generators(&generators).push(started),
                         Err(e) => shared.lock().record(vec![EventKind::Note {
-                            message: format!("generator {} did not start: {e}", generator.name),
+                            message: format!(
+                                "generator {} did not start: {}",
+                                generator.name,
+                                error_chain(&e)
+                            ),
                         }]),
                     }
                 });
@@ -321,7 +350,7 @@ impl Target for LocalTarget {
             let applied = s
                 .model
                 .apply(&event.action)
-                .map_err(|e| TargetError::new(format!("{}: {e}", describe(event))))?;
+                .map_err(|e| TargetError::new(format!("applying `{}`", describe(event)), e))?;
             s.record(applied.events);
             applied.pod_ops
         };
@@ -365,7 +394,7 @@ impl Target for LocalTarget {
         let run = self.running()?;
         let clock = run
             .clock
-            .ok_or_else(|| TargetError::new("the load never started"))?;
+            .ok_or_else(|| TargetError::new("collecting", LocalError::LoadNotStarted))?;
         let planned = clock.duration.as_secs_f64();
         let duration_s = if interrupted {
             clock.now_s().clamp(0.0, planned)
@@ -381,7 +410,7 @@ impl Target for LocalTarget {
         for g in started {
             match g.finish(interrupted, limit).await {
                 Ok(report) => generators.push(report),
-                Err(e) => failures.push(e.to_string()),
+                Err(e) => failures.push(e),
             }
         }
         run.stop_sampler.cancel();
@@ -415,7 +444,10 @@ impl Target for LocalTarget {
                 .collect()
         };
         if !failures.is_empty() {
-            return Err(TargetError::new(failures.join("; ")));
+            return Err(TargetError::new(
+                "collecting the generators' reports",
+                LocalError::Generators { failures },
+            ));
         }
         let lb = match &run.lb {
             Some((proxy, epoch)) => lb_buckets(&proxy.snapshot(), *epoch, &clock),

@@ -94,7 +94,9 @@ pub fn run(args: RunArgs) -> Outcome {
         watcher.abort();
         result.map_err(|e| match e {
             EngineError::Unsupported { .. } => Failure::InvalidInput(e.into()),
-            EngineError::Target { .. } => Failure::Infrastructure(e.into()),
+            EngineError::Target { .. } | EngineError::Interrupted { .. } => {
+                Failure::Infrastructure(e.into())
+            }
         })
     })?;
     finish(&outcome, &out_dir)
@@ -125,7 +127,8 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
     );
     if let Some(e) = &outcome.error {
         return Err(Failure::Infrastructure(anyhow!(
-            "{e}; partial results written to {}",
+            "{}; partial results written to {}",
+            engine::error_chain(e),
             out_dir.display()
         )));
     }

@@ -11,6 +11,6 @@ pub mod time_scale;
 
 pub use run::{EngineError, Progress, RunOptions, RunOutcome, Silent, run};
 pub use target::{
-    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
-    requirements,
+    BoxError, Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
+    error_chain, requirements,
 };

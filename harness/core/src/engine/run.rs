@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::evaluate::evaluate;
 use super::summarize::{RunFacts, summarize};
-use super::target::{Observation, RunClock, RunContext, Target, TargetError, requirements};
+use super::target::{
+    Observation, RunClock, RunContext, Target, TargetError, error_chain, requirements,
+};
 use crate::measure::RunData;
 use crate::report::Summary;
 use crate::scenario::model::Scenario;
@@ -46,12 +48,16 @@ pub enum EngineError {
     /// The scenario needs what the target cannot do; nothing was started.
     #[error("target `{target}` cannot run this scenario; it does not support: {missing}")]
     Unsupported { target: String, missing: String },
-    #[error("{phase} failed: {source}")]
+    /// The target failed during `phase`; the cause is the source.
+    #[error("{phase} failed")]
     Target {
         phase: &'static str,
         #[source]
         source: TargetError,
     },
+    /// Ctrl-C before anything was measured.
+    #[error("interrupted during {phase}")]
+    Interrupted { phase: &'static str },
 }
 
 /// The result of a run that got as far as producing data.
@@ -89,7 +95,7 @@ pub async fn run<T: Target>(
     progress.phase("deploy");
     let deployed = tokio::select! {
         r = target.deploy(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "deploy", source }),
-        () = cancel.cancelled() => Err(EngineError::Target { phase: "deploy", source: TargetError::new("interrupted") }),
+        () = cancel.cancelled() => Err(EngineError::Interrupted { phase: "deploy" }),
     };
     if let Err(e) = deployed {
         finish(target, options, progress).await;
@@ -122,7 +128,10 @@ pub async fn run<T: Target>(
                 phase: "collect",
                 source,
             };
-            progress.note(&format!("{e}; the report covers no load data"));
+            progress.note(&format!(
+                "{}; the report covers no load data",
+                error_chain(&e)
+            ));
             error.get_or_insert(e);
             RunData {
                 load_started_unix_ms: clock.load_start_unix_ms,
@@ -133,7 +142,7 @@ pub async fn run<T: Target>(
     finish(target, options, progress).await;
 
     let partial_reason = match (&error, interrupted) {
-        (Some(e), _) => Some(e.to_string()),
+        (Some(e), _) => Some(error_chain(e)),
         (None, true) => Some("interrupted by the user".to_string()),
         (None, false) => None,
     };
@@ -199,7 +208,7 @@ async fn drive_load<T: Target>(
                 }
                 match target.observe().await {
                     Ok(obs) => progress.tick(now, total_s, &obs),
-                    Err(e) => progress.note(&format!("observe failed: {e}")),
+                    Err(e) => progress.note(&format!("observe failed: {}", error_chain(&e))),
                 }
             }
         }
@@ -262,7 +271,7 @@ async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn 
     }
     progress.phase("teardown");
     if let Err(e) = target.teardown().await {
-        progress.note(&format!("teardown failed: {e}"));
+        progress.note(&format!("teardown failed: {}", error_chain(&e)));
     }
 }
 

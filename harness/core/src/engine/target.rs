@@ -191,15 +191,41 @@ pub struct Observation {
     pub hints_enabled: bool,
 }
 
-/// A target failed (process, port, API server...): an infrastructure error.
+/// Any error a target's operation can fail with (a `LocalError`, a `kube::Error`, an I/O
+/// error...), kept whole so callers can still downcast it and read its status or command.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A target failed (process, port, API server...): an infrastructure error. `operation` says
+/// what the target was doing; the cause is the [`std::error::Error::source`].
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct TargetError(pub String);
+#[error("{operation}")]
+pub struct TargetError {
+    /// What failed, e.g. "starting the pods" or "applying `kill pod-3`".
+    pub operation: String,
+    #[source]
+    pub source: BoxError,
+}
 
 impl TargetError {
-    pub fn new(message: impl fmt::Display) -> Self {
-        TargetError(message.to_string())
+    /// `operation` failed because of `source`.
+    pub fn new(operation: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        TargetError {
+            operation: operation.into(),
+            source: source.into(),
+        }
     }
+}
+
+/// `error` and every source under it, joined with `: ` (what `{:#}` of anyhow prints).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        next = e.source();
+    }
+    text
 }
 
 /// A place scenarios run. Methods are called in this order: `deploy`, `start_load`, any
@@ -222,4 +248,22 @@ pub trait Target {
     async fn collect(&mut self, interrupted: bool) -> Result<RunData, TargetError>;
     /// Stops and removes everything the run created.
     async fn teardown(&mut self) -> Result<(), TargetError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_errors_keep_their_cause_whole() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = TargetError::new("scraping pod-1", io);
+        assert_eq!(e.to_string(), "scraping pod-1");
+        let cause = std::error::Error::source(&e).expect("a source");
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .expect("the original error type survives");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(error_chain(&e), "scraping pod-1: refused");
+    }
 }
