@@ -105,7 +105,7 @@ async fn source_rate(
     for addr in &c.loadgen_metrics {
         total += c
             .scraper
-            .counter(*addr, "loadgen_attempted_total")
+            .counter(*addr, workload_contract::loadgen::ATTEMPTED_TOTAL)
             .await
             .unwrap_or(0.0);
     }

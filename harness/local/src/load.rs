@@ -6,8 +6,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness_core::measure::{GeneratorRun, LoadReport};
-use harness_core::scenario::model::{ConnectionModel, Generator, Load, Rate};
+use harness_core::measure::GeneratorRun;
+use harness_core::scenario::model::{Generator, Load};
+use harness_core::workload_args::loadgen_args;
+use workload_contract::loadgen;
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
@@ -20,66 +22,6 @@ pub struct RunningGenerator {
     pub zone: String,
     pub process: Supervised,
     pub report_path: PathBuf,
-}
-
-fn rate_arg(rate: Rate) -> String {
-    match rate {
-        Rate::PerSecond(r) => format!("{r}"),
-        Rate::Max => "max".into(),
-        Rate::Ramp { from, to } => format!("{from}:{to}"),
-    }
-}
-
-/// Command-line arguments of `loadgen run` for `generator`, sending to `proxy`.
-pub fn loadgen_args(
-    generator: &Generator,
-    load: &Load,
-    proxy: SocketAddr,
-    metrics: SocketAddr,
-    report: &Path,
-    seed: u64,
-) -> Vec<String> {
-    // A generator starting later runs from its start to the end of the load, without warm-up.
-    let total = if generator.start_at.is_zero() {
-        load.warmup + load.duration
-    } else {
-        load.duration.saturating_sub(generator.start_at)
-    };
-    let mut args = vec![
-        "run".into(),
-        "--url".into(),
-        format!("http://{proxy}{}", generator.path),
-        "--rate".into(),
-        rate_arg(generator.rate),
-        "--duration".into(),
-        format!("{}ms", total.as_millis()),
-        "--connections".into(),
-        generator.connections.to_string(),
-        "--connection-model".into(),
-        match generator.connection_model {
-            ConnectionModel::KeepAlive => "keep-alive".into(),
-            ConnectionModel::PerRequest => "per-request".into(),
-        },
-        "--timeout".into(),
-        format!("{}ms", load.request_timeout.as_millis()),
-        "--output".into(),
-        "json".into(),
-        "--output-file".into(),
-        report.display().to_string(),
-        "--seed".into(),
-        seed.to_string(),
-        "--metrics-listen".into(),
-        metrics.to_string(),
-    ];
-    if generator.sse_streams > 0 {
-        args.extend([
-            "--sse-streams".into(),
-            generator.sse_streams.to_string(),
-            "--sse-url".into(),
-            format!("http://{proxy}/stream"),
-        ]);
-    }
-    args
 }
 
 impl RunningGenerator {
@@ -96,7 +38,15 @@ impl RunningGenerator {
         let process = Supervised::spawn(ProcessSpec {
             name: format!("loadgen/{}", generator.name),
             program: bins.loadgen.clone(),
-            args: loadgen_args(generator, load, proxy, metrics, &report_path, seed),
+            args: loadgen_args(
+                generator,
+                load,
+                &proxy.to_string(),
+                Some(metrics),
+                report_path.clone(),
+                seed,
+            )
+            .to_args(),
             env: vec![("RUST_LOG".into(), "warn".into())],
             log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
             wait_listening: None,
@@ -129,8 +79,8 @@ impl RunningGenerator {
                 source,
             }
         })?;
-        let report: LoadReport =
-            serde_json::from_str(&text).map_err(|source| LocalError::ReportInvalid {
+        let report =
+            loadgen::Report::from_json(&text).map_err(|source| LocalError::ReportInvalid {
                 generator: self.name.clone(),
                 path: self.report_path.clone(),
                 command: self.process.command_line().to_owned(),

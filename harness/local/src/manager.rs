@@ -120,7 +120,7 @@ impl PodManager {
         let processes = PodProcesses::start(
             &i.bins,
             &i.scenario.service,
-            revision.app.drain_delay,
+            &revision.app,
             &pod,
             &node,
             &zone,

@@ -1,10 +1,13 @@
 //! What a target hands back after a run, independent of the target: each generator's report
-//! (the loadgen JSON, read field by field as documented in workloads/loadgen/REPORT.md), per-pod
-//! samples of the sidecars' destination-side metrics, and the timeline of control-plane events.
+//! (the loadgen report type of `workload_contract`, documented in workloads/loadgen/REPORT.md),
+//! per-pod samples of the sidecars' destination-side metrics, and the timeline of control-plane
+//! events.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use workload_contract::loadgen;
+use workload_contract::loadgen::report::TimelineRow;
 
 /// All data of one run; times are seconds from the load start.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -37,53 +40,8 @@ pub struct LbBucket {
 pub struct GeneratorRun {
     pub name: String,
     pub zone: String,
-    pub report: LoadReport,
-}
-
-/// The parts of a loadgen report (schema `loadgen-report/v1`) the harness reads.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LoadReport {
-    pub started_at_unix_ms: u64,
-    pub partial: bool,
-    pub attempted: u64,
-    pub responses: BTreeMap<String, u64>,
-    pub transport_errors: BTreeMap<String, u64>,
-    pub dropped: u64,
-    pub latency_ms: LatencySummary,
-    pub timeline: Vec<LoadSecond>,
-    pub sse: SseSummary,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LatencySummary {
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-/// One second of a generator's run (`t` seconds after its own start).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LoadSecond {
-    pub t: u64,
-    pub attempted: u64,
-    pub responses: BTreeMap<String, u64>,
-    pub transport_errors: BTreeMap<String, u64>,
-    pub dropped: u64,
-    pub by_backend: BTreeMap<String, u64>,
-    pub latency_ms_p99: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SseSummary {
-    pub streams_opened: u64,
-    pub streams_failed: u64,
-    pub events: u64,
+    /// The generator's loadgen report, as it wrote it.
+    pub report: loadgen::Report,
 }
 
 /// One pod and its sidecar's metrics sampled over time.
@@ -180,7 +138,7 @@ impl RunData {
 
     /// Each generator's timeline rows with their second index on the run's clock. Rows from
     /// before the load start (a generator's warm-up) are left out.
-    pub fn load_seconds(&self) -> impl Iterator<Item = (&GeneratorRun, usize, &LoadSecond)> {
+    pub fn load_seconds(&self) -> impl Iterator<Item = (&GeneratorRun, usize, &TimelineRow)> {
         self.generators.iter().flat_map(move |g| {
             let offset_ms = g.report.started_at_unix_ms as i64 - self.load_started_unix_ms as i64;
             let offset = (offset_ms as f64 / 1000.0).round() as i64;
