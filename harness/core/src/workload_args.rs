@@ -6,13 +6,23 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use workload_contract::flagsvc::{self, FlagsvcArgs};
+use workload_contract::loadbalancer::{HealthCheckArgs, LoadBalancerArgs};
 use workload_contract::loadgen::{self, RunArgs, SseStreams};
 use workload_contract::sidecar::{ReadinessOnSaturation, SidecarArgs};
 
 use crate::scenario::model::{
-    App, ConnectionModel, Generator, Load, Rate, ServiceTime, Sidecar, Sse,
+    App, ConnectionModel, Generator, Load, LoadBalancer, Rate, ServiceTime, Sidecar, Sse,
 };
+
+/// Width of the load balancer's accounting buckets: fine enough to place a request inside a
+/// pod's termination.
+pub const LB_BUCKET: Duration = Duration::from_millis(100);
+
+/// How long a load balancer health check may take before it counts as failed.
+pub const LB_HEALTH_CHECK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// `flagsvc` of a pod whose revision runs `app`.
 pub fn flagsvc_args(
@@ -29,7 +39,7 @@ pub fn flagsvc_args(
             ServiceTime::Cpu(d) => flagsvc::ServiceTime::Cpu(d),
         },
         // Without SSE in the scenario no stream is opened; flagsvc's own default stays.
-        sse_interval: sse.map_or(std::time::Duration::from_secs(1), |s| s.heartbeat_interval),
+        sse_interval: sse.map_or(Duration::from_secs(1), |s| s.heartbeat_interval),
         drain_delay: app.drain_delay,
     }
 }
@@ -96,5 +106,28 @@ pub fn loadgen_args(
             streams: generator.sse_streams,
             url: format!("http://{target}/stream"),
         }),
+    }
+}
+
+/// The scenario's `loadBalancer` as the `loadbalancer` workload's flags.
+pub fn loadbalancer_args(
+    spec: &LoadBalancer,
+    listen: SocketAddr,
+    admin_listen: SocketAddr,
+) -> LoadBalancerArgs {
+    LoadBalancerArgs {
+        listen,
+        admin_listen,
+        registration_lag: spec.registration_lag,
+        deregistration_lag: spec.deregistration_lag,
+        deregistration_delay: spec.deregistration_delay,
+        health_check: spec.health_check.as_ref().map(|hc| HealthCheckArgs {
+            interval: hc.interval,
+            timeout: LB_HEALTH_CHECK_TIMEOUT,
+            healthy_threshold: hc.healthy_threshold,
+            unhealthy_threshold: hc.unhealthy_threshold,
+            path: hc.path.clone(),
+        }),
+        bucket: LB_BUCKET,
     }
 }

@@ -8,7 +8,6 @@ pub mod controllers;
 pub mod kube_proxy;
 pub mod lb_sync;
 pub mod load;
-pub mod load_balancer;
 pub mod manager;
 pub mod pods;
 pub mod prober;
@@ -46,7 +45,7 @@ pub enum LocalError {
         detail: String,
     },
     #[error(
-        "workload binaries (flagsvc, sidecar, loadgen) not found in: {searched}; build them with `cargo build --release --workspace` or point HARNESS_BIN_DIR at their directory"
+        "workload binaries (flagsvc, sidecar, loadgen, loadbalancer) not found in: {searched}; build them with `cargo build --release --workspace` or point HARNESS_BIN_DIR at their directory"
     )]
     MissingBinaries { searched: String },
     #[error(
@@ -90,6 +89,14 @@ pub enum LocalError {
         pods: u32,
         #[source]
         source: harness_core::control_plane::placement::Unschedulable,
+    },
+    #[error("{what}\n  command: {command}")]
+    Admin {
+        what: String,
+        /// The workload's command line.
+        command: String,
+        #[source]
+        source: reqwest::Error,
     },
     #[error("generator {generator} sends via the load balancer, but none was deployed")]
     NoLoadBalancer { generator: String },

@@ -23,9 +23,8 @@ use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
-use crate::lb_sync::{lb_buckets, run_lb_sync};
+use crate::lb_sync::{LbProcess, lb_buckets};
 use crate::load::{RunningGenerator, free_loopback_addr, lock_generators};
-use crate::load_balancer::{LbConfig, LoadBalancer};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -57,12 +56,9 @@ struct Running {
     stop_sampler: CancellationToken,
     clock: Option<RunClock>,
     deployed_at: Instant,
-    /// The scenario's load balancer and the instant its accounting counts from.
-    lb: Option<(LoadBalancer, Instant)>,
+    /// The scenario's load balancer.
+    lb: Option<LbProcess>,
 }
-
-/// Width of the load balancer's accounting buckets.
-const LB_BUCKET: Duration = Duration::from_millis(100);
 
 impl LocalTarget {
     /// Finds the workload binaries; fails with a fix when they are missing.
@@ -166,23 +162,12 @@ impl Target for LocalTarget {
         );
         let lb = match &scenario.load_balancer {
             Some(spec) => {
-                let epoch = Instant::now();
-                let config = LbConfig {
-                    bucket: LB_BUCKET,
-                    ..LbConfig::default()
-                };
-                let proxy = LoadBalancer::start(epoch, config, stop.clone())
+                let lb = LbProcess::start(&self.bins, spec, &ctx.out_dir)
                     .await
                     .map_err(|e| TargetError::new("starting the load balancer", e))?;
-                tokio::spawn(run_lb_sync(
-                    spec.clone(),
-                    proxy.clone(),
-                    manager.clone(),
-                    shared.clone(),
-                    self.scraper.clone(),
-                    stop.clone(),
-                ));
-                Some((proxy, epoch))
+                let endpoints = shared.lock().endpoints.subscribe();
+                lb.feed(endpoints, shared.clone(), stop.clone());
+                Some(lb)
             }
             None => None,
         };
@@ -249,7 +234,7 @@ impl Target for LocalTarget {
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
             let proxy = match (generator.via, &run.lb) {
-                (Via::LoadBalancer, Some((lb, _))) => lb.addr(),
+                (Via::LoadBalancer, Some(lb)) => lb.addr,
                 (Via::LoadBalancer, None) => {
                     return Err(TargetError::new(
                         "starting the load",
@@ -450,7 +435,13 @@ impl Target for LocalTarget {
             ));
         }
         let lb = match &run.lb {
-            Some((proxy, epoch)) => lb_buckets(&proxy.snapshot(), *epoch, &clock),
+            Some(lb) => {
+                let stats = lb
+                    .stats()
+                    .await
+                    .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
+                lb_buckets(&stats, &clock)
+            }
             None => Vec::new(),
         };
         Ok(RunData {
@@ -474,6 +465,9 @@ impl Target for LocalTarget {
             g.process.terminate(TEARDOWN_GRACE).await;
         }
         run.manager.shutdown(TEARDOWN_GRACE).await;
+        if let Some(mut lb) = run.lb {
+            lb.process.terminate(TEARDOWN_GRACE).await;
+        }
         Ok(())
     }
 }

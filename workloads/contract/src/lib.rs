@@ -3,8 +3,10 @@
 //! silently missing evidence:
 //!
 //! - the command lines the harness starts the workloads with ([`flagsvc::FlagsvcArgs`],
-//!   [`sidecar::SidecarArgs`], [`loadgen::RunArgs`]) — each workload's tests parse them with
-//!   its own clap `Cli`;
+//!   [`sidecar::SidecarArgs`], [`loadgen::RunArgs`], [`loadbalancer::LoadBalancerArgs`]) — each
+//!   workload's tests parse them with its own clap `Cli`;
+//! - the load balancer's admin API: the endpoint set it is fed and the accounting it reports
+//!   ([`loadbalancer`]);
 //! - the identity environment ([`identity`]) and the `listening` line ([`listening`]);
 //! - the metric names the harness scrapes and their parsing ([`sidecar::SidecarMetrics`],
 //!   [`loadgen::ATTEMPTED_TOTAL`], [`prometheus`]);
@@ -19,6 +21,7 @@ pub mod flags;
 pub mod flagsvc;
 pub mod identity;
 pub mod listening;
+pub mod loadbalancer;
 pub mod loadgen;
 pub mod prometheus;
 pub mod sidecar;

@@ -2,8 +2,9 @@
 //! 502s behind a load balancer"): an HTTP/1 reverse proxy on loopback that sends each request
 //! straight to a pod, round robin over its routable targets.
 //!
-//! Which targets are routable is decided by the control-plane model (registration,
-//! deregistration, draining lags) and pushed here with [`LoadBalancer::set_targets`]; a draining
+//! Which targets are routable is decided by the target group ([`crate::target_group`], run by
+//! [`crate::controller`]: registration, deregistration, draining lags) and pushed here with
+//! [`LoadBalancer::set_targets`]; a draining
 //! target is simply absent from the routable set, and requests already sent to it go on.
 //! Connections to targets are kept alive and pooled per target; client connections are kept
 //! alive too. Response bodies (SSE, chunked) are relayed frame by frame without buffering.
@@ -19,8 +20,8 @@
 //! - no routable target → 503 `x-lb-error: no-target`, no `x-lb-target`.
 //!
 //! Accounting ([`LoadBalancer::snapshot`], see [`stats`]): per pod, requests sent, responses by
-//! status, the balancer's errors by reason, and per-second buckets keyed by the second (since the
-//! epoch given at start) in which each request was sent, plus the pod's routable-set membership
+//! status, the balancer's errors by reason, and buckets (`bucket` wide, counted from the epoch
+//! given at start) of the time each request was sent in, plus the pod's routable-set membership
 //! changes — enough to answer "errors inside each pod's termination window" and "requests that
 //! reached a pod after its endpoint was removed".
 
@@ -45,7 +46,6 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::LocalError;
 pub use relay::{ERROR_HEADER, LbBody, TARGET_HEADER};
 use relay::{RelayBody, Ticket};
 use stats::State;
@@ -53,7 +53,7 @@ pub use stats::{Counts, LbErrorReason, LbStats, Outcome, PodStats, RoutableChang
 
 /// A pod the balancer can route to (IP target mode: the pod's own address).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub struct PodTarget {
     pub pod: String,
     pub addr: SocketAddr,
 }
@@ -90,6 +90,8 @@ impl Default for LbConfig {
 /// State shared by the handle, the connections and the in-flight requests.
 struct Shared {
     epoch: Instant,
+    /// The epoch on the wall clock (Unix µs), for readers on another clock.
+    epoch_unix_us: u64,
     config: LbConfig,
     client: Client<HttpConnector, Incoming>,
     state: Mutex<State>,
@@ -122,23 +124,25 @@ impl std::fmt::Debug for LoadBalancer {
 }
 
 impl LoadBalancer {
-    /// Binds 127.0.0.1:0 and serves until `stop` is cancelled. Time buckets count seconds since
+    /// Binds 127.0.0.1:0 and serves until `stop` is cancelled. Time buckets count from
     /// `epoch`. No target is routable until [`LoadBalancer::set_targets`].
     pub async fn start(
         epoch: Instant,
         config: LbConfig,
         stop: CancellationToken,
-    ) -> Result<Self, LocalError> {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| LocalError::Io {
-                context: "binding the load balancer".into(),
-                source: e,
-            })?;
-        let addr = listener.local_addr().map_err(|e| LocalError::Io {
-            context: "reading the load balancer address".into(),
-            source: e,
-        })?;
+    ) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::serve(listener, epoch, config, stop)
+    }
+
+    /// Serves clients on `listener` until `stop` is cancelled (as [`LoadBalancer::start`]).
+    pub fn serve(
+        listener: TcpListener,
+        epoch: Instant,
+        config: LbConfig,
+        stop: CancellationToken,
+    ) -> std::io::Result<Self> {
+        let addr = listener.local_addr()?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(config.connect_timeout));
@@ -149,6 +153,7 @@ impl LoadBalancer {
         let bucket_ms = (config.bucket.as_millis() as u64).max(1);
         let shared = Arc::new(Shared {
             epoch,
+            epoch_unix_us: unix_us_at(epoch),
             config,
             client,
             state: Mutex::new(State::with_bucket_ms(bucket_ms)),
@@ -165,20 +170,22 @@ impl LoadBalancer {
     }
 
     /// Replaces the routable set; requests in flight to removed targets are not touched.
-    pub fn set_targets(&self, targets: Vec<Target>) {
+    pub fn set_targets(&self, targets: Vec<PodTarget>) {
         let since = self.shared.since_epoch();
         self.shared.lock().set_targets(targets, since);
     }
 
     /// The routable set.
-    pub fn targets(&self) -> Vec<Target> {
+    pub fn targets(&self) -> Vec<PodTarget> {
         self.shared.lock().targets.clone()
     }
 
     /// The accounting so far.
     pub fn snapshot(&self) -> LbStats {
         let since = self.shared.since_epoch();
-        self.shared.lock().snapshot(since)
+        self.shared
+            .lock()
+            .snapshot(since, self.shared.epoch_unix_us)
     }
 
     async fn accept_loop(self, listener: TcpListener, stop: CancellationToken) {
@@ -281,4 +288,18 @@ async fn handle(
     };
     ticket.record(Outcome::LbError(reason));
     relay::error_response(reason, ticket.pod())
+}
+
+/// The wall-clock time (Unix µs) of `at`, an instant of the monotonic clock.
+fn unix_us_at(at: Instant) -> u64 {
+    let now = Instant::now();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let at_wall = if at <= now {
+        wall.saturating_sub(now - at)
+    } else {
+        wall + (at - now)
+    };
+    u64::try_from(at_wall.as_micros()).unwrap_or(u64::MAX)
 }

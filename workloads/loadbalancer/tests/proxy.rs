@@ -1,4 +1,4 @@
-//! The ALB-like load balancer against hyper test backends on loopback.
+//! The load balancer's data plane against hyper test backends on loopback.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -9,9 +9,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use harness_local::load_balancer::{
-    ERROR_HEADER, LbConfig, LbErrorReason, LbStats, LoadBalancer, TARGET_HEADER, Target,
-};
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Empty, Full};
@@ -19,6 +16,9 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper::client::conn::http1::SendRequest;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use loadbalancer::proxy::{
+    ERROR_HEADER, LbConfig, LbErrorReason, LbStats, LoadBalancer, PodTarget, TARGET_HEADER,
+};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -93,8 +93,8 @@ impl Backend {
         backend
     }
 
-    fn target(&self) -> Target {
-        Target {
+    fn target(&self) -> PodTarget {
+        PodTarget {
             pod: self.pod.into(),
             addr: self.addr,
         }
@@ -199,7 +199,7 @@ fn assert_buckets_sum_to_totals(stats: &LbStats) {
     for (pod, pod_stats) in &stats.pods {
         assert_eq!(pod_stats.bucket_sum(), pod_stats.totals, "pod {pod}");
     }
-    let mut sum = harness_local::load_balancer::Counts::default();
+    let mut sum = loadbalancer::proxy::Counts::default();
     for pod_stats in stats.pods.values() {
         sum.add(&pod_stats.totals);
     }
@@ -327,7 +327,7 @@ async fn gone_target_gives_502_connect_counted_for_its_pod() {
     let stop = CancellationToken::new();
     let lb = start_lb(LbConfig::default(), &stop).await;
     let live = Backend::start("live", &stop).await;
-    let gone = Target {
+    let gone = PodTarget {
         pod: "gone".into(),
         addr: gone_addr().await,
     };
@@ -393,7 +393,7 @@ async fn reset_before_response_gives_502_reset() {
             let _ = stream.read(&mut buf).await;
         }
     });
-    lb.set_targets(vec![Target {
+    lb.set_targets(vec![PodTarget {
         pod: "rude".into(),
         addr,
     }]);
@@ -513,7 +513,7 @@ async fn time_buckets_of_mixed_traffic_sum_to_totals() {
     let live = Backend::start("live", &stop).await;
     lb.set_targets(vec![
         live.target(),
-        Target {
+        PodTarget {
             pod: "gone".into(),
             addr: gone_addr().await,
         },

@@ -1,16 +1,18 @@
-//! The load balancer with the incident's deregistration lag, alone and next to the kubelet's
-//! termination timeline: who gets new requests while a pod shuts down.
+//! The load balancer's target group with the incident's deregistration lag, alone and next to
+//! the kubelet's termination timeline (`kube_model`): who gets new requests while a pod shuts
+//! down. The local target runs exactly these two together.
 
 use std::time::Duration;
 
-use super::*;
+use kube_model::workloads::{PreStop, TerminationPlan, TerminationSpec, termination_plan};
+use loadbalancer::{HealthCheckSpec, TargetGroup, TargetGroupSpec, TargetState};
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
 }
 
-fn alb(dereg_lag: u64) -> LoadBalancer {
-    LoadBalancer::new(LoadBalancerSpec {
+fn alb(dereg_lag: u64) -> TargetGroup {
+    TargetGroup::new(TargetGroupSpec {
         registration_lag: secs(5),
         deregistration_lag: secs(dereg_lag),
         deregistration_delay: secs(300),
@@ -26,7 +28,7 @@ fn alb(dereg_lag: u64) -> LoadBalancer {
 
 /// Seconds in [from, from + span) in which the LB sends new requests to a pod whose app no
 /// longer accepts them.
-fn dead_routing_seconds(lb: &LoadBalancer, plan: &TerminationPlan, from: u64, span: u64) -> u64 {
+fn dead_routing_seconds(lb: &TargetGroup, plan: &TerminationPlan, from: u64, span: u64) -> u64 {
     (from..from + span)
         .filter(|s| lb.is_routable("a", secs(*s)) && !plan.accepts_requests(secs(*s)))
         .count() as u64
@@ -79,7 +81,7 @@ fn active_health_checks_stop_traffic_before_deregistration() {
     let t = 100;
     let mut spec = *alb(30).spec();
     spec.active_health_checks = true;
-    let mut lb = LoadBalancer::new(spec);
+    let mut lb = TargetGroup::new(spec);
     let plan = termination_plan(&TerminationSpec::new(secs(30), PreStop::None), secs(t));
     for pod in ["a", "b"] {
         lb.on_endpoint_ready(pod, secs(0));
@@ -107,7 +109,7 @@ fn active_health_checks_stop_traffic_before_deregistration() {
 fn fail_open_when_every_target_is_unhealthy() {
     let mut spec = *alb(10).spec();
     spec.active_health_checks = true;
-    let mut lb = LoadBalancer::new(spec);
+    let mut lb = TargetGroup::new(spec);
     for pod in ["a", "b"] {
         lb.on_endpoint_ready(pod, secs(0));
         for s in [5, 10, 15, 20] {

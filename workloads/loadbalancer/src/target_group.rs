@@ -1,7 +1,9 @@
-//! A load balancer that sends straight to pod IPs: an AWS Application Load Balancer target
-//! group in IP mode, kept in sync with the Service's endpoints by the AWS Load Balancer
-//! Controller. Not a port of upstream code; behaviour follows the Elastic Load Balancing user
-//! guide (target group health checks, target health states, deregistration delay).
+//! The control half of the load balancer: an AWS Application Load Balancer target group in IP
+//! mode, kept in sync with the Service's endpoints by the AWS Load Balancer Controller, decides
+//! which pods are routable when. Not a port of Kubernetes code (neither part is Kubernetes);
+//! behaviour follows the Elastic Load Balancing user guide (target group health checks, target
+//! health states, deregistration delay). Pure: callers feed endpoint changes, health-check
+//! results and times in, and ask what is routable.
 //!
 //! Per pod (target):
 //! - the endpoint turns ready at R; the controller registers the target at R +
@@ -43,9 +45,9 @@ pub struct HealthCheckSpec {
     pub initial_checks: u32,
 }
 
-/// The load balancer and its controller.
+/// The target group and its controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadBalancerSpec {
+pub struct TargetGroupSpec {
     /// From an endpoint turning ready to the target's registration.
     pub registration_lag: Duration,
     /// From an endpoint's removal to the target's deregistration.
@@ -53,16 +55,16 @@ pub struct LoadBalancerSpec {
     /// `deregistration_delay.timeout_seconds` (default 300 s).
     pub deregistration_delay: Duration,
     pub health_check: HealthCheckSpec,
-    /// Health comes from [`LoadBalancer::on_health_check`] results; otherwise checks pass.
+    /// Health comes from [`TargetGroup::on_health_check`] results; otherwise checks pass.
     pub active_health_checks: bool,
 }
 
-impl Default for LoadBalancerSpec {
+impl Default for TargetGroupSpec {
     /// Target group defaults: deregistration delay 300 s (documented) and healthy threshold 5
     /// (the elbv2 API's ALB default); interval 30 s and unhealthy threshold 2 are assumed ALB
     /// defaults. No controller lag.
     fn default() -> Self {
-        LoadBalancerSpec {
+        TargetGroupSpec {
             registration_lag: Duration::ZERO,
             deregistration_lag: Duration::ZERO,
             deregistration_delay: Duration::from_secs(300),
@@ -109,22 +111,22 @@ impl Registration {
     }
 }
 
-/// The load balancer's view of all targets.
+/// The target group's view of all targets.
 #[derive(Debug, Clone)]
-pub struct LoadBalancer {
-    spec: LoadBalancerSpec,
+pub struct TargetGroup {
+    spec: TargetGroupSpec,
     targets: BTreeMap<String, Vec<Registration>>,
 }
 
-impl LoadBalancer {
-    pub fn new(spec: LoadBalancerSpec) -> Self {
-        LoadBalancer {
+impl TargetGroup {
+    pub fn new(spec: TargetGroupSpec) -> Self {
+        TargetGroup {
             spec,
             targets: BTreeMap::new(),
         }
     }
 
-    pub fn spec(&self) -> &LoadBalancerSpec {
+    pub fn spec(&self) -> &TargetGroupSpec {
         &self.spec
     }
 
