@@ -5,7 +5,9 @@
 //! type, reason and exact message texts, and the ", addressType: X" suffix the controller
 //! appends before recording them.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use super::types::AddressType;
 
@@ -28,10 +30,22 @@ pub mod messages {
 }
 
 /// `v1.EventTypeNormal` / `v1.EventTypeWarning`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EventType {
     Normal,
     Warning,
+}
+
+impl fmt::Display for EventType {
+    /// `Normal` or `Warning`, as the API writes the event's `type`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Whether `reason` is one of the controller's topology-hint events.
+pub fn is_topology_hints_reason(reason: &str) -> bool {
+    reason == REASON_ENABLED || reason == REASON_DISABLED
 }
 
 /// An event the controller would record on the Service (upstream `EventBuilder`).

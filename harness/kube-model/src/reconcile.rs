@@ -63,7 +63,12 @@ impl ServiceTopology {
         }
     }
 
-    /// A Service with `spec.trafficDistribution` set to `value`.
+    /// A Service with `spec.trafficDistribution` set to one of the values that give hints.
+    pub fn with_traffic_distribution(distribution: TrafficDistribution) -> Self {
+        Self::traffic_distribution(&distribution.to_string())
+    }
+
+    /// A Service with `spec.trafficDistribution` set to `value` (any text, as the API holds it).
     pub fn traffic_distribution(value: &str) -> Self {
         ServiceTopology {
             annotations: BTreeMap::new(),

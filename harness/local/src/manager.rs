@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use harness_core::control_plane::cluster::{PodOp, PodRevision};
 use harness_core::engine::TargetError;
-use harness_core::measure::EventKind;
+use harness_core::measure::{EventKind, TerminationStage};
 use harness_core::scenario::model::{PreStop, Scenario, Termination};
 use kube_model::workloads::termination::{
     PreStop as KubeletPreStop, TerminationSpec, termination_plan,
@@ -178,7 +178,7 @@ impl PodManager {
                 .iter()
                 .filter(|e| e.at.is_zero())
                 .map(|e| EventKind::KubeEvent {
-                    kind: format!("{:?}", e.event_type),
+                    kind: e.event_type,
                     reason: e.reason.to_string(),
                     message: e.message.clone(),
                     object: format!("pod/{pod}"),
@@ -192,14 +192,14 @@ impl PodManager {
             tokio::time::sleep(sigterm_after).await;
             shared.lock().record(vec![EventKind::Termination {
                 pod: pod.clone(),
-                stage: "sigterm".into(),
+                stage: TerminationStage::Sigterm,
             }]);
             let in_time = processes.stop(stop_grace).await;
             let mut s = shared.lock();
             if !in_time {
                 s.record(vec![EventKind::Termination {
                     pod: pod.clone(),
-                    stage: "sigkill".into(),
+                    stage: TerminationStage::Sigkill,
                 }]);
             }
             let events = s.model.pod_gone(&pod);

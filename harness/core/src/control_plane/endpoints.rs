@@ -189,7 +189,7 @@ impl ServiceEndpoints {
         let mut out: Vec<EventKind> = k8s_events
             .into_iter()
             .map(|e| EventKind::KubeEvent {
-                kind: format!("{:?}", e.event_type),
+                kind: e.event_type,
                 reason: e.reason,
                 message: e.message,
                 object: format!(

@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::measure::{self, EventKind, RunData, Window};
+use kube_model::EventType;
+use kube_model::events::is_topology_hints_reason;
+
+use crate::measure::{self, EventKind, RolloutStage, RunData, Window};
 use crate::report::*;
 
 /// Facts about the run the summary needs besides its data.
@@ -163,9 +166,9 @@ fn hints(run: &RunData) -> HintsSummary {
                 reason,
                 message,
                 ..
-            } if reason.starts_with("TopologyAwareHints") => Some(HintEventSummary {
+            } if is_topology_hints_reason(reason) => Some(HintEventSummary {
                 t_s: e.t_s,
-                kind: kind.clone(),
+                kind: kind.to_string(),
                 reason: reason.clone(),
                 message: message.clone(),
             }),
@@ -198,7 +201,7 @@ fn series(run: &RunData) -> Series {
         errors[second] += row
             .responses
             .iter()
-            .filter(|(c, _)| !c.starts_with('2'))
+            .filter(|(c, _)| !measure::is_success_key(c))
             .map(|(_, v)| v)
             .sum::<u64>()
             + row.transport_errors.values().sum::<u64>();
@@ -255,10 +258,16 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
     let mut scalings = Vec::new();
     for e in run.events.iter().filter(|e| e.t_s >= 0.0) {
         match &e.kind {
-            EventKind::Rollout { revision, stage } if stage == "started" => {
+            EventKind::Rollout {
+                revision,
+                stage: RolloutStage::Started,
+            } => {
                 started.insert(*revision, e.t_s);
             }
-            EventKind::Rollout { revision, stage } if stage == "complete" => {
+            EventKind::Rollout {
+                revision,
+                stage: RolloutStage::Complete,
+            } => {
                 let from = started.remove(revision).unwrap_or(e.t_s);
                 story.push(format!(
                     "rollout of revision {revision}: {from:.1}s to {:.1}s",
@@ -266,7 +275,7 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
                 ));
             }
             EventKind::KubeEvent { kind, reason, .. }
-                if kind == "Warning" && !reason.starts_with("TopologyAwareHints") =>
+                if *kind == EventType::Warning && !is_topology_hints_reason(reason) =>
             {
                 *warnings.entry(reason.clone()).or_default() += 1;
             }

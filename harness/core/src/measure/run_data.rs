@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use kube_model::EventType;
 use serde::{Deserialize, Serialize};
 use workload_contract::loadgen;
 use workload_contract::loadgen::report::TimelineRow;
@@ -89,7 +90,7 @@ pub enum EventKind {
     /// A Kubernetes Event as the controller would record it.
     KubeEvent {
         #[serde(rename = "type")]
-        kind: String,
+        kind: EventType,
         reason: String,
         message: String,
         object: String,
@@ -114,11 +115,13 @@ pub enum EventKind {
         zone: String,
         created: bool,
     },
-    /// A step of a pod's termination: `deleted` (it left the ready endpoints), `sigterm`,
-    /// `sigkill`, `exited`.
-    Termination { pod: String, stage: String },
-    /// A Deployment rollout `started` or `complete`.
-    Rollout { revision: u32, stage: String },
+    /// A step of a pod's termination.
+    Termination {
+        pod: String,
+        stage: TerminationStage,
+    },
+    /// A Deployment rollout started or completed.
+    Rollout { revision: u32, stage: RolloutStage },
     /// One HPA sync: replicas before, the decision, and both sides' request rates.
     Autoscaler {
         current: u32,
@@ -128,6 +131,28 @@ pub enum EventKind {
     },
     /// Free text from the harness (warnings, notes).
     Note { message: String },
+}
+
+/// A step of a pod's termination, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminationStage {
+    /// Deleted: it left the ready endpoints, termination begins.
+    Deleted,
+    /// SIGTERM was sent (after the preStop hook).
+    Sigterm,
+    /// SIGKILL was sent: the grace period ran out.
+    Sigkill,
+    /// Its processes are gone; it left the EndpointSlice.
+    Exited,
+}
+
+/// The two moments of a Deployment rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RolloutStage {
+    Started,
+    Complete,
 }
 
 impl RunData {
@@ -147,5 +172,45 @@ impl RunData {
                 usize::try_from(second).ok().map(|s| (g, s, row))
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed stages and event types write the same JSON the strings did (timeline.jsonl).
+    #[test]
+    fn typed_events_keep_their_json() {
+        let cases = [
+            (
+                EventKind::Termination {
+                    pod: "pod-1".into(),
+                    stage: TerminationStage::Sigkill,
+                },
+                r#"{"t_s":1.5,"event":"termination","pod":"pod-1","stage":"sigkill"}"#,
+            ),
+            (
+                EventKind::Rollout {
+                    revision: 2,
+                    stage: RolloutStage::Complete,
+                },
+                r#"{"t_s":1.5,"event":"rollout","revision":2,"stage":"complete"}"#,
+            ),
+            (
+                EventKind::KubeEvent {
+                    kind: EventType::Warning,
+                    reason: "FailedPreStopHook".into(),
+                    message: "m".into(),
+                    object: "pod/pod-1".into(),
+                },
+                r#"{"t_s":1.5,"event":"kubeEvent","type":"Warning","reason":"FailedPreStopHook","message":"m","object":"pod/pod-1"}"#,
+            ),
+        ];
+        for (kind, json) in cases {
+            let event = TimelineEvent { t_s: 1.5, kind };
+            assert_eq!(serde_json::to_string(&event).unwrap(), json);
+            assert_eq!(serde_json::from_str::<TimelineEvent>(json).unwrap(), event);
+        }
     }
 }

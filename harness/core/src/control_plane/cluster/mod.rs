@@ -29,7 +29,7 @@ use super::endpoints::{PodRecord, ServiceEndpoints};
 use super::placement::{
     CandidateNode, PlacementRules, Spread, SpreadKey, Unschedulable, place_pod,
 };
-use crate::measure::EventKind;
+use crate::measure::{EventKind, TerminationStage};
 use crate::scenario::model::{
     Action, App, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
     TrafficDistribution, WhenUnsatisfiable,
@@ -98,10 +98,10 @@ pub fn service_topology(routing: Routing) -> ServiceTopology {
     match routing {
         Routing::None => ServiceTopology::default(),
         Routing::TopologyModeAuto => ServiceTopology::topology_auto(),
-        Routing::TrafficDistribution(td) => ServiceTopology::traffic_distribution(match td {
-            TrafficDistribution::PreferClose => "PreferClose",
-            TrafficDistribution::PreferSameZone => "PreferSameZone",
-            TrafficDistribution::PreferSameNode => "PreferSameNode",
+        Routing::TrafficDistribution(td) => ServiceTopology::with_traffic_distribution(match td {
+            TrafficDistribution::PreferClose => kube_model::TrafficDistribution::PreferClose,
+            TrafficDistribution::PreferSameZone => kube_model::TrafficDistribution::PreferSameZone,
+            TrafficDistribution::PreferSameNode => kube_model::TrafficDistribution::PreferSameNode,
         }),
     }
 }
@@ -287,7 +287,7 @@ impl ClusterModel {
             });
             applied.events.push(EventKind::Termination {
                 pod: pod.clone(),
-                stage: "deleted".into(),
+                stage: TerminationStage::Deleted,
             });
             applied.events.extend(self.endpoints.upsert_pod(PodRecord {
                 ready: false,
@@ -310,7 +310,7 @@ impl ClusterModel {
         self.pod_revision.remove(pod);
         let mut events = vec![EventKind::Termination {
             pod: pod.to_owned(),
-            stage: "exited".into(),
+            stage: TerminationStage::Exited,
         }];
         events.extend(self.endpoints.remove_pod(pod));
         events

@@ -5,7 +5,7 @@
 
 use super::{Applied, ClusterModel};
 use crate::control_plane::placement::Unschedulable;
-use crate::measure::EventKind;
+use crate::measure::{EventKind, RolloutStage};
 use crate::scenario::model::{IntOrPercent, RolloutChange};
 use kube_model::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
 use kube_model::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
@@ -29,7 +29,7 @@ impl ClusterModel {
         self.rollout = Some((number, self.now));
         vec![EventKind::Rollout {
             revision: number,
-            stage: "started".into(),
+            stage: RolloutStage::Started,
         }]
     }
 
@@ -88,7 +88,7 @@ impl ClusterModel {
             self.rollout = None;
             applied.events.push(EventKind::Rollout {
                 revision,
-                stage: "complete".into(),
+                stage: RolloutStage::Complete,
             });
         }
         Ok(applied)
@@ -149,12 +149,13 @@ load:
             grace_period: None,
         };
         let first = model.apply(&Action::Rollout(change)).unwrap();
-        assert!(
-            first
-                .events
-                .iter()
-                .any(|e| matches!(e, EventKind::Rollout { stage, .. } if stage == "started"))
-        );
+        assert!(first.events.iter().any(|e| matches!(
+            e,
+            EventKind::Rollout {
+                stage: RolloutStage::Started,
+                ..
+            }
+        )));
         let mut pending = first.pod_ops;
         let mut now = Duration::ZERO;
         let mut completed = false;
@@ -168,10 +169,15 @@ load:
             now += Duration::from_secs(1);
             model.set_time(now);
             let step = model.rollout_step().unwrap();
-            completed |= step
-                .events
-                .iter()
-                .any(|e| matches!(e, EventKind::Rollout { stage, .. } if stage == "complete"));
+            completed |= step.events.iter().any(|e| {
+                matches!(
+                    e,
+                    EventKind::Rollout {
+                        stage: RolloutStage::Complete,
+                        ..
+                    }
+                )
+            });
             pending = step.pod_ops;
             if completed && pending.is_empty() {
                 break;
