@@ -2,7 +2,8 @@
 //! (flags from the scenario's `loadBalancer`), fed with the Service's ready endpoints the
 //! moment they change (`PUT /endpoints`, what an EndpointSlice watch gives it in a cluster),
 //! and its per-pod accounting read back at the end (`GET /stats`) and put on the run's clock.
-//! The registration and deregistration lags are the balancer's own: a target keeps getting
+//! The registration and deregistration lags (at the run's time scale) are the balancer's
+//! own: a target keeps getting
 //! requests until its deregistration takes effect, even after its pod is gone — that is the
 //! incident's 502 window.
 
@@ -10,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use harness_core::engine::RunClock;
+use harness_core::engine::{RunClock, TimeScale};
 use harness_core::measure::{EventKind, LbBucket};
 use harness_core::scenario::model::LoadBalancer;
 use harness_core::workload_args::loadbalancer_args;
@@ -43,13 +44,14 @@ impl LbProcess {
     pub async fn start(
         bins: &WorkloadBins,
         spec: &LoadBalancer,
+        scale: TimeScale,
         out_dir: &Path,
     ) -> Result<Self, LocalError> {
         let any = SocketAddr::from(([127, 0, 0, 1], 0));
         let process = Supervised::spawn(ProcessSpec {
             name: "loadbalancer".into(),
             program: bins.loadbalancer.clone(),
-            args: loadbalancer_args(spec, any, any).to_args(),
+            args: loadbalancer_args(spec, scale, any, any).to_args(),
             env: vec![("RUST_LOG".into(), "warn".into())],
             log_path: out_dir.join("loadbalancer.log"),
             wait_listening: Some(STARTUP_LIMIT),

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use harness_core::engine::TimeScale;
 use harness_core::measure::GeneratorRun;
 use harness_core::scenario::model::{Generator, Load};
 use harness_core::workload_args::loadgen_args;
@@ -14,6 +15,14 @@ use workload_contract::loadgen;
 use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::process::{ProcessSpec, Supervised};
+
+/// Where a generator sends (its zone's forwarder or the load balancer) and serves its
+/// source-side metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct GeneratorAddrs {
+    pub target: SocketAddr,
+    pub metrics: SocketAddr,
+}
 
 /// A running generator.
 #[derive(Debug)]
@@ -29,8 +38,8 @@ impl RunningGenerator {
         bins: &WorkloadBins,
         generator: &Generator,
         load: &Load,
-        proxy: SocketAddr,
-        metrics: SocketAddr,
+        scale: TimeScale,
+        addrs: GeneratorAddrs,
         out_dir: &Path,
         seed: u64,
     ) -> Result<Self, LocalError> {
@@ -41,8 +50,9 @@ impl RunningGenerator {
             args: loadgen_args(
                 generator,
                 load,
-                &proxy.to_string(),
-                Some(metrics),
+                scale,
+                &addrs.target.to_string(),
+                Some(addrs.metrics),
                 report_path.clone(),
                 seed,
             )

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use harness_core::engine::TimeScale;
 use harness_core::scenario::model::{App, Service};
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use workload_contract::identity;
@@ -19,6 +20,14 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 /// `127.0.0.1:0`: the workload binds a free port and prints it on its `listening` line.
 fn any_loopback_port() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// Which pod, on which node of which zone.
+#[derive(Debug, Clone, Copy)]
+pub struct PodPlace<'a> {
+    pub pod: &'a str,
+    pub node: &'a str,
+    pub zone: &'a str,
 }
 
 /// The processes of one pod.
@@ -39,18 +48,24 @@ impl PodProcesses {
         bins: &WorkloadBins,
         service: &Service,
         app: &App,
-        pod: &str,
-        node: &str,
-        zone: &str,
+        scale: TimeScale,
+        place: PodPlace<'_>,
         log_dir: &Path,
     ) -> Result<Self, LocalError> {
+        let PodPlace { pod, node, zone } = place;
         let mut env = identity::env(pod, node, zone);
         env.push(("RUST_LOG".to_string(), "warn".to_string()));
         let flagsvc = Supervised::spawn(ProcessSpec {
             name: format!("{pod}/flagsvc"),
             program: bins.flagsvc.clone(),
-            args: flagsvc_args(service.service_time, service.sse, app, any_loopback_port())
-                .to_args(),
+            args: flagsvc_args(
+                service.service_time,
+                service.sse,
+                app,
+                scale,
+                any_loopback_port(),
+            )
+            .to_args(),
             env: env.clone(),
             log_path: log_dir.join(format!("{pod}-flagsvc.log")),
             wait_listening: Some(STARTUP_LIMIT),
@@ -69,6 +84,7 @@ impl PodProcesses {
         let args = sidecar_args(
             limits,
             app,
+            scale,
             any_loopback_port(),
             any_loopback_port(),
             app_addr,

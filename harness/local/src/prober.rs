@@ -1,11 +1,13 @@
 //! The kubelet's readiness probing of one pod on the local target: a `GET /readyz` every
-//! `period` (each bounded by the scraper's 1 s timeout, the default `timeoutSeconds`), the
+//! `periodSeconds` at the run's time scale (each bounded by the scraper's 1 s timeout, the
+//! default `timeoutSeconds`), the
 //! first one right after start; the results go through the kubelet's state machine
 //! ([`kube_model::probe`]) and each flip is handed to the control-plane model, which updates
 //! the endpoints.
 
 use std::net::SocketAddr;
 
+use harness_core::engine::TimeScale;
 use harness_core::scenario::model::ReadinessProbe;
 use kube_model::probe::{ProbeState, ProbeThresholds};
 use tokio_util::sync::CancellationToken;
@@ -18,6 +20,7 @@ pub async fn run_prober(
     pod: String,
     addr: SocketAddr,
     spec: ReadinessProbe,
+    scale: TimeScale,
     scraper: Scraper,
     shared: SharedState,
     stop: CancellationToken,
@@ -26,7 +29,7 @@ pub async fn run_prober(
         success_threshold: spec.success_threshold,
         failure_threshold: spec.failure_threshold,
     });
-    let mut ticker = tokio::time::interval(spec.period);
+    let mut ticker = tokio::time::interval(scale.wall(spec.period));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {

@@ -24,7 +24,7 @@ use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
 use crate::lb_sync::{LbProcess, lb_buckets};
-use crate::load::{RunningGenerator, free_loopback_addr, lock_generators};
+use crate::load::{GeneratorAddrs, RunningGenerator, free_loopback_addr, lock_generators};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -159,10 +159,11 @@ impl Target for LocalTarget {
             ctx.out_dir.clone(),
             shared.clone(),
             targets.clone(),
+            ctx.time_scale,
         );
         let lb = match &scenario.load_balancer {
             Some(spec) => {
-                let lb = LbProcess::start(&self.bins, spec, &ctx.out_dir)
+                let lb = LbProcess::start(&self.bins, spec, ctx.time_scale, &ctx.out_dir)
                     .await
                     .map_err(|e| TargetError::new("starting the load balancer", e))?;
                 let endpoints = shared.lock().endpoints.subscribe();
@@ -188,7 +189,7 @@ impl Target for LocalTarget {
         };
         let created = {
             let mut s = shared.lock();
-            s.model.set_time(manager.now());
+            s.model.set_time(manager.model_time());
             match s.model.create_pods(scenario.service.replicas) {
                 Ok(applied) => {
                     s.record(applied.events);
@@ -209,7 +210,8 @@ impl Target for LocalTarget {
             Err(e) => Err(e),
         };
         let probe = scenario.service.readiness_probe;
-        let limit = Duration::from_secs(20) + probe.period * (probe.success_threshold + 2);
+        let limit = Duration::from_secs(20)
+            + ctx.time_scale.wall(probe.period) * (probe.success_threshold + 2);
         let outcome = match outcome {
             Ok(()) => run.wait_all_ready(limit).await,
             Err(e) => Err(e),
@@ -267,8 +269,11 @@ impl Target for LocalTarget {
                     &bins,
                     generator,
                     &run.scenario.load,
-                    proxy,
-                    metrics,
+                    run.ctx.time_scale,
+                    GeneratorAddrs {
+                        target: proxy,
+                        metrics,
+                    },
                     &run.ctx.out_dir,
                     seed,
                 )
@@ -285,7 +290,8 @@ impl Target for LocalTarget {
                     run.generators.clone(),
                     run.shared.clone(),
                 );
-                let start = clock.load_start + generator.start_at;
+                let scale = run.ctx.time_scale;
+                let start = clock.load_start + scale.wall(generator.start_at);
                 let stop = run.stop.clone();
                 tokio::spawn(async move {
                     tokio::select! {
@@ -293,7 +299,16 @@ impl Target for LocalTarget {
                         () = tokio::time::sleep_until(start) => {}
                     }
                     match RunningGenerator::start(
-                        &bins, &generator, &load, proxy, metrics, &out_dir, seed,
+                        &bins,
+                        &generator,
+                        &load,
+                        scale,
+                        GeneratorAddrs {
+                            target: proxy,
+                            metrics,
+                        },
+                        &out_dir,
+                        seed,
                     )
                     .await
                     {
@@ -327,7 +342,7 @@ impl Target for LocalTarget {
         let run = self.running()?;
         let ops = {
             let mut s = run.shared.lock();
-            s.model.set_time(run.manager.now());
+            s.model.set_time(run.manager.model_time());
             s.record(vec![EventKind::Action {
                 name: event.name.clone(),
                 description: describe(event),

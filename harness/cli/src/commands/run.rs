@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
-use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome};
+use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::measure::RunData;
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::load_scenario;
@@ -53,13 +53,13 @@ pub enum TargetName {
 pub fn run(args: RunArgs) -> Outcome {
     let scenario = load_scenario(&args.file, args.variant.as_deref())
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
-    let time_scale = args.time_scale.unwrap_or(scenario.time_scale);
-    if !(time_scale > 0.0 && time_scale <= 1.0) {
-        return Err(Failure::InvalidInput(anyhow!(
-            "--time-scale {time_scale}: must be more than 0 and at most 1 (e.g. 0.1)"
-        )));
-    }
-    let scenario = harness_core::engine::time_scale::apply_time_scale(scenario, time_scale);
+    let time_scale =
+        TimeScale::new(args.time_scale.unwrap_or(scenario.time_scale)).map_err(|e| {
+            Failure::InvalidInput(anyhow!(
+                "--time-scale {}: must be more than 0 and at most 1 (e.g. 0.1)",
+                e.0
+            ))
+        })?;
     let run_id = new_run_id(args.seed);
     let out_dir = args
         .out

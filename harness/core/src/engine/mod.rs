@@ -14,3 +14,4 @@ pub use target::{
     BoxError, Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
     error_chain, requirements,
 };
+pub use time_scale::{InvalidTimeScale, TimeScale};

@@ -12,6 +12,7 @@ use super::summarize::{RunFacts, summarize};
 use super::target::{
     Observation, RunClock, RunContext, Target, TargetError, error_chain, requirements,
 };
+use super::time_scale::TimeScale;
 use crate::measure::RunData;
 use crate::report::Summary;
 use crate::scenario::model::Scenario;
@@ -81,7 +82,7 @@ pub async fn run<T: Target>(
     cancel: CancellationToken,
     progress: &dyn Progress,
 ) -> Result<RunOutcome, EngineError> {
-    let missing: Vec<String> = requirements(scenario)
+    let missing: Vec<String> = requirements(scenario, ctx.time_scale)
         .difference(&target.capabilities())
         .map(ToString::to_string)
         .collect();
@@ -102,7 +103,11 @@ pub async fn run<T: Target>(
         return Err(e);
     }
 
-    let clock = RunClock::starting_after(scenario.load.warmup, scenario.load.duration);
+    let scale = ctx.time_scale;
+    let clock = RunClock::starting_after(
+        scale.wall(scenario.load.warmup),
+        scale.wall(scenario.load.duration),
+    );
     let started_at = rfc3339_utc(clock.load_start_unix_ms);
     progress.phase("warm-up");
     let mut error = None;
@@ -113,7 +118,7 @@ pub async fn run<T: Target>(
             source,
         });
     } else {
-        match drive_load(target, scenario, &clock, &cancel, progress).await {
+        match drive_load(target, scenario, scale, &clock, &cancel, progress).await {
             Ok(was_interrupted) => interrupted = was_interrupted,
             Err(e) => error = Some(e),
         }
@@ -149,7 +154,7 @@ pub async fn run<T: Target>(
     let results = scenario
         .expectations
         .iter()
-        .map(|e| evaluate(e, &data))
+        .map(|e| evaluate(e, &data, scale))
         .collect();
     let facts = RunFacts {
         scenario: scenario.name.clone(),
@@ -158,7 +163,7 @@ pub async fn run<T: Target>(
         run_id: ctx.run_id.clone(),
         seed: ctx.seed,
         started_at,
-        time_scale: ctx.time_scale,
+        time_scale: scale.factor(),
         partial_reason,
     };
     let summary = summarize(facts, &data, results);
@@ -175,6 +180,7 @@ pub async fn run<T: Target>(
 async fn drive_load<T: Target>(
     target: &mut T,
     scenario: &Scenario,
+    scale: TimeScale,
     clock: &RunClock,
     cancel: &CancellationToken,
     progress: &dyn Progress,
@@ -186,7 +192,7 @@ async fn drive_load<T: Target>(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut load_announced = false;
     loop {
-        let next_action = pending.peek().map(|e| clock.load_start + e.at);
+        let next_action = pending.peek().map(|e| clock.load_start + scale.wall(e.at));
         let wake = next_action.map_or(end, |a| a.min(end));
         tokio::select! {
             biased;

@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::time_scale::TimeScale;
 use crate::measure::RunData;
 use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent, Via};
 
@@ -28,11 +29,13 @@ pub enum Capability {
     Rollout,
     Autoscaler,
     LoadBalancer,
+    /// Running the control plane faster than Kubernetes does (a time scale below 1).
+    TimeScale,
 }
 
 impl Capability {
     /// Every capability there is (a target that can do everything returns these).
-    pub const ALL: [Capability; 15] = [
+    pub const ALL: [Capability; 16] = [
         Capability::Sidecar,
         Capability::Sse,
         Capability::ReadinessOnSaturation,
@@ -48,6 +51,7 @@ impl Capability {
         Capability::Rollout,
         Capability::Autoscaler,
         Capability::LoadBalancer,
+        Capability::TimeScale,
     ];
 }
 
@@ -71,14 +75,21 @@ impl fmt::Display for Capability {
             Capability::Rollout => "the rollout action",
             Capability::Autoscaler => "the HorizontalPodAutoscaler (service.autoscaler)",
             Capability::LoadBalancer => "the load balancer (loadBalancer / via: loadBalancer)",
+            Capability::TimeScale => {
+                "a time scale below 1 (--time-scale / timeScale): its controllers, kubelets and \
+                 load balancers keep their own clocks, so run with --time-scale 1"
+            }
         };
         f.write_str(text)
     }
 }
 
-/// Everything `scenario` needs.
-pub fn requirements(scenario: &Scenario) -> BTreeSet<Capability> {
+/// Everything `scenario` needs when run at `time_scale`.
+pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capability> {
     let mut needs = BTreeSet::new();
+    if !time_scale.is_real() {
+        needs.insert(Capability::TimeScale);
+    }
     if let Some(sidecar) = &scenario.service.sidecar {
         needs.insert(Capability::Sidecar);
         if sidecar.readiness_on_saturation.is_some() {
@@ -132,8 +143,9 @@ pub struct RunContext {
     /// Output directory of this run (reports, logs).
     pub out_dir: PathBuf,
     pub seed: u64,
-    /// Control-plane time scale (1.0 = Kubernetes' own timings).
-    pub time_scale: f64,
+    /// The control-plane time scale of this run (the one place it is kept; the scenario stays
+    /// in Kubernetes time).
+    pub time_scale: TimeScale,
 }
 
 /// The run's clock: `t = 0` is the load start (end of the warm-up).

@@ -36,9 +36,10 @@ pub struct Scenario {
     /// Changes during the load, in time order.
     pub timeline: Vec<TimelineEvent>,
     pub expectations: Vec<Expectation>,
-    /// `timeScale`, in (0, 1] (default 1): the default for `harness run --time-scale`. It
-    /// multiplies every control-plane period, delay and timeout and the scenario clock, not
-    /// the data plane (service time, request timeout, SSE heartbeat, sidecar queue timeout).
+    /// `timeScale`, in (0, 1] (default 1): only the default for `harness run --time-scale`.
+    /// The scenario itself always stays in Kubernetes time; the scale of a run is kept in its
+    /// `RunContext` and applied where a target sleeps and where the engine maps the clock
+    /// (see `engine::time_scale`).
     pub time_scale: f64,
 }
 
