@@ -108,8 +108,8 @@ fn run() -> RunData {
     }
 }
 
-fn hints(t_s: f64, enabled: bool) -> TimelineEvent {
-    TimelineEvent {
+fn hints(t_s: f64, enabled: bool) -> RecordedEvent {
+    RecordedEvent {
         t_s,
         kind: EventKind::Hints {
             enabled,

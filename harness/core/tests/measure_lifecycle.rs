@@ -3,8 +3,8 @@
 
 use harness_core::measure::*;
 
-fn ev(t_s: f64, kind: EventKind) -> TimelineEvent {
-    TimelineEvent { t_s, kind }
+fn ev(t_s: f64, kind: EventKind) -> RecordedEvent {
+    RecordedEvent { t_s, kind }
 }
 
 fn bucket(pod: &str, t_s: f64, requests: u64, failed: u64) -> LbBucket {

@@ -14,9 +14,7 @@ use harness_core::control_plane::cluster::{PodOp, PodRevision};
 use harness_core::engine::{TargetError, TimeScale};
 use harness_core::measure::{EventKind, TerminationStage};
 use harness_core::scenario::model::{PreStop, Scenario, Termination};
-use kube_model::workloads::termination::{
-    PreStop as KubeletPreStop, TerminationSpec, termination_plan,
-};
+use kube_model::workloads::termination::{self, TerminationSpec, termination_plan};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -257,11 +255,11 @@ impl PodManager {
 fn kubelet_spec(t: &Termination) -> TerminationSpec {
     let whole_seconds = |d: Duration| d.as_secs_f64().round() as u64;
     let pre_stop = match &t.pre_stop {
-        PreStop::None => KubeletPreStop::None,
-        PreStop::Sleep(d) => KubeletPreStop::Sleep {
+        PreStop::None => termination::PreStop::None,
+        PreStop::Sleep(d) => termination::PreStop::Sleep {
             seconds: whole_seconds(*d),
         },
-        PreStop::Exec(command) => KubeletPreStop::Exec {
+        PreStop::Exec(command) => termination::PreStop::Exec {
             command: command.clone(),
             runs_for: exec_runtime(command),
         },
@@ -313,6 +311,6 @@ mod tests {
         };
         let spec = kubelet_spec(&t);
         assert_eq!(spec.grace_period, Duration::from_secs(60));
-        assert_eq!(spec.pre_stop, KubeletPreStop::Sleep { seconds: 30 });
+        assert_eq!(spec.pre_stop, termination::PreStop::Sleep { seconds: 30 });
     }
 }

@@ -10,11 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness_core::control_plane::cluster::ClusterModel;
-use harness_core::engine::run::describe;
 use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, error_chain,
 };
-use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
+use harness_core::measure::{EventKind, PodRun, RecordedEvent, RunData};
 use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -345,12 +344,12 @@ impl Target for LocalTarget {
             s.model.set_time(run.manager.model_time());
             s.record(vec![EventKind::Action {
                 name: event.name.clone(),
-                description: describe(event),
+                description: event.to_string(),
             }]);
             let applied = s
                 .model
                 .apply(&event.action)
-                .map_err(|e| TargetError::new(format!("applying `{}`", describe(event)), e))?;
+                .map_err(|e| TargetError::new(format!("applying `{event}`"), e))?;
             s.record(applied.events);
             applied.pod_ops
         };
@@ -437,7 +436,7 @@ impl Target for LocalTarget {
             let s = run.shared.lock();
             s.events
                 .iter()
-                .map(|(at, kind)| MeasuredEvent {
+                .map(|(at, kind)| RecordedEvent {
                     t_s: run.t_s(*at),
                     kind: kind.clone(),
                 })

@@ -3,12 +3,10 @@
 //! `--out`). Exit 0 when every expectation held, 1 when one failed, 2 for invalid input, 3 for
 //! an infrastructure error or an interrupted run (partial results are still written).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome, TimeScale};
-use harness_core::measure::RunData;
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::load_scenario;
 use harness_local::LocalTarget;
@@ -104,8 +102,7 @@ pub fn run(args: RunArgs) -> Outcome {
 
 /// Writes every output file and maps the outcome to an exit code.
 fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
-    let written = write_reports(out_dir, &outcome.summary)
-        .and_then(|_| write_timeline(&out_dir.join("timeline.jsonl"), &outcome.data))
+    let written = write_reports(out_dir, &outcome.summary, &outcome.data)
         .with_context(|| format!("writing results to {}", out_dir.display()))
         .map_err(Failure::Infrastructure);
     written?;
@@ -142,33 +139,6 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         Verdict::Pass => Ok(()),
         Verdict::Fail => Err(Failure::ExpectationFailed),
     }
-}
-
-/// One JSON object per line: control-plane events and sidecar samples, in time order.
-fn write_timeline(path: &Path, data: &RunData) -> std::io::Result<()> {
-    let mut lines: Vec<(f64, serde_json::Value)> = Vec::new();
-    for e in &data.events {
-        lines.push((
-            e.t_s,
-            serde_json::to_value(e).map_err(std::io::Error::other)?,
-        ));
-    }
-    for pod in &data.pods {
-        for s in &pod.samples {
-            let mut v = serde_json::to_value(s).map_err(std::io::Error::other)?;
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("event".into(), "sample".into());
-                obj.insert("pod".into(), pod.name.clone().into());
-            }
-            lines.push((s.t_s, v));
-        }
-    }
-    lines.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    for (_, v) in lines {
-        writeln!(file, "{v}")?;
-    }
-    file.flush()
 }
 
 /// `YYYYMMDD-HHMMSS-xxxx`: sortable, unique enough for one machine.

@@ -5,7 +5,7 @@
 
 use super::time_scale::TimeScale;
 use crate::measure::{self, Measured, RunData, Window};
-use crate::report::{ExpectationResult, Threshold as ReportThreshold, WindowSummary};
+use crate::report::{self, ExpectationResult, WindowSummary};
 use crate::scenario::model::{Expectation, Metric, Threshold};
 
 /// Measures `metric` over `window`.
@@ -65,7 +65,7 @@ pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> E
             to_s: window.to_s,
         },
         observed: measured.value,
-        threshold: ReportThreshold { min, max },
+        threshold: report::Threshold { min, max },
         passed,
         evidence,
     }
@@ -110,7 +110,7 @@ pub fn explain_failure(result: &ExpectationResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{EventKind, RolloutStage, TimelineEvent};
+    use crate::measure::{EventKind, RecordedEvent, RolloutStage};
     use crate::scenario::load_scenario_str;
 
     const SCENARIO: &str = r#"
@@ -137,7 +137,7 @@ expect:
     /// A run of the scenario at scale 0.1: the rollout (at 2 min of Kubernetes time, so 12 s
     /// of wall time) took 8 s of wall time (80 s of Kubernetes time).
     fn run() -> RunData {
-        let event = |t_s, stage| TimelineEvent {
+        let event = |t_s, stage| RecordedEvent {
             t_s,
             kind: EventKind::Rollout { revision: 1, stage },
         };

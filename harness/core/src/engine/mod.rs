@@ -1,8 +1,9 @@
 //! The engine: one sequence for every target (plan → deploy → warm-up → load and timeline →
-//! collect → assert → report), the [`Target`] trait it drives, expectation evaluation and the
-//! summary that explains the verdict.
+//! collect → assert → report), the [`Target`] trait it drives, the run's [`TimeScale`],
+//! expectation evaluation, the summary and the sentences that explain the verdict.
 
 pub mod evaluate;
+pub mod explain;
 pub mod plan;
 pub mod run;
 pub mod summarize;

@@ -202,7 +202,7 @@ async fn drive_load<T: Target>(
                     return Ok(false);
                 }
                 if let Some(event) = pending.next() {
-                    progress.note(&format!("{:>6.1}s {}", clock.now_s(), describe(event)));
+                    progress.note(&format!("{:>6.1}s {event}", clock.now_s()));
                     target.act(event).await.map_err(|source| EngineError::Target { phase: "timeline action", source })?;
                 }
             }
@@ -219,55 +219,6 @@ async fn drive_load<T: Target>(
             }
         }
     }
-}
-
-/// Human description of a timeline entry.
-pub fn describe(event: &crate::scenario::model::TimelineEvent) -> String {
-    use crate::scenario::model::Action::*;
-    let what = match &event.action {
-        SetNodeReady { node, ready } => format!("node {node} Ready={ready}"),
-        AddNode {
-            zone,
-            name,
-            allocatable_millicpu,
-            ..
-        } => format!("add node {name} in {zone} ({allocatable_millicpu}m CPU)"),
-        RemoveNode { node } => format!("remove node {node}"),
-        RelabelNode { node, zone } => format!("relabel node {node} to zone {zone}"),
-        SetAllocatableCpu {
-            node,
-            allocatable_millicpu,
-        } => format!("node {node} allocatable CPU {allocatable_millicpu}m"),
-        Scale { replicas } => format!("scale to {replicas}"),
-        KillPod { pod } => format!("kill pod-{pod}"),
-        Rollout(change) => describe_rollout(change),
-    };
-    match &event.name {
-        Some(name) => format!("{name}: {what}"),
-        None => what,
-    }
-}
-
-fn describe_rollout(change: &crate::scenario::model::RolloutChange) -> String {
-    use crate::scenario::model::PreStop;
-    use crate::scenario::units::format_duration;
-    if change.restart {
-        return "rollout restart".to_owned();
-    }
-    let mut changes = Vec::new();
-    if let Some(delay) = change.drain_delay {
-        changes.push(format!("drainDelay {}", format_duration(delay)));
-    }
-    match &change.pre_stop {
-        Some(PreStop::None) => changes.push("no preStop hook".to_owned()),
-        Some(PreStop::Sleep(d)) => changes.push(format!("preStop sleep {}", format_duration(*d))),
-        Some(PreStop::Exec(command)) => changes.push(format!("preStop exec {}", command.join(" "))),
-        None => {}
-    }
-    if let Some(grace) = change.grace_period {
-        changes.push(format!("gracePeriod {}", format_duration(grace)));
-    }
-    format!("rollout ({})", changes.join(", "))
 }
 
 async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn Progress) {

@@ -19,7 +19,7 @@ pub struct RunData {
     pub duration_s: f64,
     pub generators: Vec<GeneratorRun>,
     pub pods: Vec<PodRun>,
-    pub events: Vec<TimelineEvent>,
+    pub events: Vec<RecordedEvent>,
     /// Requests the load balancer sent to each pod, in short time buckets (empty without one).
     #[serde(default)]
     pub lb: Vec<LbBucket>,
@@ -71,9 +71,9 @@ pub struct PodSample {
     pub rejected_queue_timeout: u64,
 }
 
-/// Something the control plane (or the harness) did or saw.
+/// Something the control plane (or the harness) did or saw, recorded at `t_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimelineEvent {
+pub struct RecordedEvent {
     pub t_s: f64,
     #[serde(flatten)]
     pub kind: EventKind,
@@ -208,9 +208,9 @@ mod tests {
             ),
         ];
         for (kind, json) in cases {
-            let event = TimelineEvent { t_s: 1.5, kind };
+            let event = RecordedEvent { t_s: 1.5, kind };
             assert_eq!(serde_json::to_string(&event).unwrap(), json);
-            assert_eq!(serde_json::from_str::<TimelineEvent>(json).unwrap(), event);
+            assert_eq!(serde_json::from_str::<RecordedEvent>(json).unwrap(), event);
         }
     }
 }

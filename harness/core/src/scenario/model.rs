@@ -3,6 +3,7 @@
 //! Built only from a file that passed every check (`scenario::load_scenario`).
 
 mod autoscaler;
+mod display;
 mod load_balancer;
 mod workload;
 

@@ -7,8 +7,8 @@ use super::{Applied, ClusterModel};
 use crate::control_plane::placement::Unschedulable;
 use crate::measure::{EventKind, RolloutStage};
 use crate::scenario::model::{IntOrPercent, RolloutChange};
+use kube_model::workloads;
 use kube_model::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
-use kube_model::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
 
 impl ClusterModel {
     /// Starts a rollout of a new revision with `change` applied.
@@ -35,8 +35,8 @@ impl ClusterModel {
 
     fn rollout_spec(&self) -> RolloutSpec {
         let convert = |v: IntOrPercent| match v {
-            IntOrPercent::Int(n) => K8sIntOrPercent::Int(n as i32),
-            IntOrPercent::Percent(p) => K8sIntOrPercent::Percent(p as i32),
+            IntOrPercent::Int(n) => workloads::IntOrPercent::Int(n as i32),
+            IntOrPercent::Percent(p) => workloads::IntOrPercent::Percent(p as i32),
         };
         RolloutSpec {
             replicas: self.desired as i32,
@@ -52,9 +52,9 @@ impl ClusterModel {
             .map(|p| PodView {
                 name: p.name.clone(),
                 revision: if self.pod_revision.get(&p.name) == Some(&new_revision) {
-                    RsRevision::New
+                    workloads::Revision::New
                 } else {
-                    RsRevision::Old
+                    workloads::Revision::Old
                 },
                 created_at: self.created.get(&p.name).copied().unwrap_or_default(),
                 ready_since: self.ready_since.get(&p.name).copied(),
