@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
-use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome, TimeScale};
+use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::load_scenario;
 use harness_local::LocalTarget;
@@ -90,11 +90,9 @@ pub fn run(args: RunArgs) -> Outcome {
         let result = engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
         progress.finish();
         watcher.abort();
-        result.map_err(|e| match e {
-            EngineError::Unsupported { .. } => Failure::InvalidInput(e.into()),
-            EngineError::Target { .. } | EngineError::Interrupted { .. } => {
-                Failure::Infrastructure(e.into())
-            }
+        result.map_err(|e| match e.exit_status() {
+            ExitStatus::InvalidInput => Failure::InvalidInput(e.into()),
+            _ => Failure::Infrastructure(e.into()),
         })
     })?;
     finish(&outcome, &out_dir)
@@ -122,22 +120,19 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         s.expectations.len(),
         out_dir.join("report.html").display()
     );
-    if let Some(e) = &outcome.error {
-        return Err(Failure::Infrastructure(anyhow!(
-            "{}; partial results written to {}",
-            engine::error_chain(e),
-            out_dir.display()
-        )));
-    }
-    if outcome.interrupted {
-        return Err(Failure::Infrastructure(anyhow!(
-            "interrupted; partial results written to {}",
-            out_dir.display()
-        )));
-    }
-    match s.verdict {
-        Verdict::Pass => Ok(()),
-        Verdict::Fail => Err(Failure::ExpectationFailed),
+    match outcome.exit_status() {
+        ExitStatus::Passed => Ok(()),
+        ExitStatus::ExpectationFailed => Err(Failure::ExpectationFailed),
+        ExitStatus::InvalidInput | ExitStatus::Infrastructure => {
+            let why = match &outcome.error {
+                Some(e) => engine::error_chain(e),
+                None => "interrupted".to_owned(),
+            };
+            Err(Failure::Infrastructure(anyhow!(
+                "{why}; partial results written to {}",
+                out_dir.display()
+            )))
+        }
     }
 }
 

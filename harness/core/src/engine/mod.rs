@@ -3,6 +3,7 @@
 //! expectation evaluation, the summary and the sentences that explain the verdict.
 
 pub mod evaluate;
+pub mod exit;
 pub mod explain;
 pub mod plan;
 pub mod run;
@@ -10,6 +11,7 @@ pub mod summarize;
 pub mod target;
 pub mod time_scale;
 
+pub use exit::ExitStatus;
 pub use run::{EngineError, Progress, RunOptions, RunOutcome, Silent, run};
 pub use target::{
     BoxError, Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
