@@ -58,3 +58,16 @@ impl Cli {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn help_documents_every_flag() {
+        for arg in Cli::command().get_arguments() {
+            assert!(arg.get_help().is_some(), "--{} has no help", arg.get_id());
+        }
+    }
+}

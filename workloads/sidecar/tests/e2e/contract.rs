@@ -61,6 +61,14 @@ fn harness_arguments_parse_with_the_sidecars_cli() {
     }
 }
 
+#[test]
+fn help_documents_every_flag() {
+    use clap::CommandFactory;
+    for arg in Cli::command().get_arguments() {
+        assert!(arg.get_help().is_some(), "--{} has no help", arg.get_id());
+    }
+}
+
 #[tokio::test]
 async fn rendered_metrics_parse_into_what_happened() {
     let upstream = Upstream::start().await;
