@@ -1,7 +1,10 @@
 //! Exit codes shared by every subcommand: 0 all expectations held (or the command succeeded),
-//! 1 an expectation failed, 2 invalid input or usage, 3 an infrastructure error.
+//! 1 an expectation failed, 2 invalid input or usage, 3 an infrastructure error — the codes of
+//! `harness_core::engine::ExitStatus`, which also decides how a run maps to them.
 
 use std::fmt;
+
+use harness_core::engine::ExitStatus;
 
 /// How a subcommand ended, when it did not simply succeed.
 #[derive(Debug)]
@@ -29,15 +32,15 @@ pub type Outcome = Result<(), Failure>;
 /// Prints the failure (if any) to stderr and returns the process exit code.
 pub fn code_for(outcome: Outcome) -> i32 {
     match outcome {
-        Ok(()) => 0,
-        Err(Failure::ExpectationFailed) => 1,
+        Ok(()) => ExitStatus::Passed.code(),
+        Err(Failure::ExpectationFailed) => ExitStatus::ExpectationFailed.code(),
         Err(f @ Failure::InvalidInput(_)) => {
             eprintln!("error: {f}");
-            2
+            ExitStatus::InvalidInput.code()
         }
         Err(f @ Failure::Infrastructure(_)) => {
             eprintln!("error: {f}");
-            3
+            ExitStatus::Infrastructure.code()
         }
     }
 }

@@ -1,9 +1,11 @@
-//! harness-core: the scenario model, the Kubernetes control-plane models, measurements,
-//! the engine and the report model. No process, network or Kubernetes-client code lives here.
+//! harness-core: the scenario model and its validation, the modelled cluster of a scenario
+//! (`control_plane`, built on the ports in `kube_model`), the engine and the [`engine::Target`]
+//! trait, measurements, the report model and the workloads' command lines for a scenario. No
+//! process, network or Kubernetes-client code lives here.
 
 pub mod control_plane;
 pub mod engine;
-pub mod k8s;
 pub mod measure;
 pub mod report;
 pub mod scenario;
+pub mod workload_args;

@@ -3,8 +3,17 @@
 use std::collections::BTreeMap;
 
 use harness_core::measure::*;
+use workload_contract::loadgen::Report;
+use workload_contract::loadgen::report::TimelineRow;
 
-fn second(t: u64, ok: u64, e503: u64, timeouts: u64, pods: &[(&str, u64)], p99: f64) -> LoadSecond {
+fn second(
+    t: u64,
+    ok: u64,
+    e503: u64,
+    timeouts: u64,
+    pods: &[(&str, u64)],
+    p99: f64,
+) -> TimelineRow {
     let mut responses = BTreeMap::new();
     responses.insert("200".to_string(), ok);
     if e503 > 0 {
@@ -14,7 +23,7 @@ fn second(t: u64, ok: u64, e503: u64, timeouts: u64, pods: &[(&str, u64)], p99: 
     if timeouts > 0 {
         transport_errors.insert("timeout".to_string(), timeouts);
     }
-    LoadSecond {
+    TimelineRow {
         t,
         attempted: ok + e503 + timeouts,
         responses,
@@ -22,6 +31,7 @@ fn second(t: u64, ok: u64, e503: u64, timeouts: u64, pods: &[(&str, u64)], p99: 
         dropped: 0,
         by_backend: pods.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
         latency_ms_p99: Some(p99),
+        histogram: None,
     }
 }
 
@@ -76,10 +86,10 @@ fn run() -> RunData {
         generators: vec![GeneratorRun {
             name: "g".into(),
             zone: "z".into(),
-            report: LoadReport {
+            report: Report {
                 started_at_unix_ms: 1_001_000,
                 timeline,
-                ..LoadReport::default()
+                ..Report::default()
             },
         }],
         pods: vec![
@@ -98,8 +108,8 @@ fn run() -> RunData {
     }
 }
 
-fn hints(t_s: f64, enabled: bool) -> TimelineEvent {
-    TimelineEvent {
+fn hints(t_s: f64, enabled: bool) -> RecordedEvent {
+    RecordedEvent {
         t_s,
         kind: EventKind::Hints {
             enabled,

@@ -3,8 +3,8 @@
 
 use harness_core::measure::*;
 
-fn ev(t_s: f64, kind: EventKind) -> TimelineEvent {
-    TimelineEvent { t_s, kind }
+fn ev(t_s: f64, kind: EventKind) -> RecordedEvent {
+    RecordedEvent { t_s, kind }
 }
 
 fn bucket(pod: &str, t_s: f64, requests: u64, failed: u64) -> LbBucket {
@@ -36,7 +36,7 @@ fn run() -> RunData {
                 5.0,
                 EventKind::Rollout {
                     revision: 1,
-                    stage: "started".into(),
+                    stage: RolloutStage::Started,
                 },
             ),
             ev(6.0, pod("pod-2", true)),
@@ -45,7 +45,7 @@ fn run() -> RunData {
                 10.0,
                 EventKind::Termination {
                     pod: "pod-0".into(),
-                    stage: "deleted".into(),
+                    stage: TerminationStage::Deleted,
                 },
             ),
             ev(
@@ -70,7 +70,7 @@ fn run() -> RunData {
                 20.0,
                 EventKind::Rollout {
                     revision: 1,
-                    stage: "complete".into(),
+                    stage: RolloutStage::Complete,
                 },
             ),
         ],

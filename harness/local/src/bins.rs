@@ -1,4 +1,4 @@
-//! Finding the workload binaries (flagsvc, sidecar, loadgen): `HARNESS_BIN_DIR` if set, else the
+//! Finding the workload binaries (flagsvc, sidecar, loadgen, loadbalancer): `HARNESS_BIN_DIR` if set, else the
 //! directory of the running `harness` executable (cargo puts them side by side), else its parent
 //! (when run from `target/<profile>/deps` by tests).
 
@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 
 use crate::LocalError;
 
-/// Paths of the three workload binaries.
+/// Paths of the workload binaries.
 #[derive(Debug, Clone)]
 pub struct WorkloadBins {
     pub flagsvc: PathBuf,
     pub sidecar: PathBuf,
     pub loadgen: PathBuf,
+    pub loadbalancer: PathBuf,
 }
 
 impl WorkloadBins {
@@ -42,16 +43,22 @@ impl WorkloadBins {
         })
     }
 
-    /// The binaries in `dir`, if all three are there.
+    /// The binaries in `dir`, if all of them are there.
     pub fn in_dir(dir: &Path) -> Option<Self> {
         let bins = Self {
             flagsvc: dir.join("flagsvc"),
             sidecar: dir.join("sidecar"),
             loadgen: dir.join("loadgen"),
+            loadbalancer: dir.join("loadbalancer"),
         };
-        [&bins.flagsvc, &bins.sidecar, &bins.loadgen]
-            .iter()
-            .all(|p| p.is_file())
-            .then_some(bins)
+        [
+            &bins.flagsvc,
+            &bins.sidecar,
+            &bins.loadgen,
+            &bins.loadbalancer,
+        ]
+        .iter()
+        .all(|p| p.is_file())
+        .then_some(bins)
     }
 }

@@ -1,19 +1,20 @@
-//! The control loops of a local run, ticking every 50 ms: the Deployment controller drives a
-//! rollout in progress one step at a time, and the HorizontalPodAutoscaler syncs at its period.
-//! The HPA model works in Kubernetes' own whole seconds, so it is fed unscaled time (model time
-//! ÷ time scale) and the scenario's unscaled behavior; request rates are per real second.
+//! The control loops of a local run, ticking every 50 ms of wall time: the Deployment
+//! controller drives a rollout in progress one step at a time, and the HorizontalPodAutoscaler
+//! syncs at its period. Both models compute in Kubernetes time (the manager's model time) with
+//! the scenario's own settings; request rates are per wall second, what the workloads see.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness_core::k8s::hpa::{
+use harness_core::engine::error_chain;
+use harness_core::measure::{EventKind, PodSample};
+use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
+use kube_model::hpa::{
     self, Behavior, ControllerOptions, HpaSpec, HpaState, MetricSpec, MetricTarget, Observation,
     PodMetric, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy,
 };
-use harness_core::measure::{EventKind, PodSample};
-use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
 use tokio_util::sync::CancellationToken;
 
 use crate::manager::PodManager;
@@ -38,19 +39,14 @@ pub struct Controllers {
 pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut hpa = c
-        .scenario
-        .service
-        .autoscaler
-        .clone()
-        .map(|a| HpaLoop::new(a, c.scenario.time_scale));
+    let mut hpa = c.scenario.service.autoscaler.clone().map(HpaLoop::new);
     let mut last_source: Option<(Duration, f64)> = None;
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             _ = ticker.tick() => {}
         }
-        let now = c.manager.now();
+        let now = c.manager.model_time();
         let ops = {
             let mut s = c.shared.lock();
             s.model.set_time(now);
@@ -68,16 +64,22 @@ pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
             }
         };
         if let Err(e) = c.manager.execute(ops).await {
-            note(&c.shared, format!("rollout step failed: {e}"));
+            note(
+                &c.shared,
+                format!("rollout step failed: {}", error_chain(&e)),
+            );
         }
         if let Some(h) = hpa.as_mut()
             && now >= h.next_sync
         {
             h.next_sync = now + h.spec.sync_period;
-            let source = source_rate(&c, now, &mut last_source).await;
+            let source = source_rate(&c, c.manager.elapsed(), &mut last_source).await;
             let ops = h.sync(&c, now, source);
             if let Err(e) = c.manager.execute(ops).await {
-                note(&c.shared, format!("autoscaler scaling failed: {e}"));
+                note(
+                    &c.shared,
+                    format!("autoscaler scaling failed: {}", error_chain(&e)),
+                );
             }
         }
     }
@@ -87,7 +89,8 @@ fn note(shared: &SharedState, message: String) {
     shared.lock().record(vec![EventKind::Note { message }]);
 }
 
-/// Total requests per second the generators attempted since the last call.
+/// Total requests per (wall) second the generators attempted since the last call at `now`
+/// (wall time).
 async fn source_rate(
     c: &Controllers,
     now: Duration,
@@ -98,7 +101,7 @@ async fn source_rate(
     for addr in &c.loadgen_metrics {
         total += c
             .scraper
-            .counter(*addr, "loadgen_attempted_total")
+            .counter(*addr, workload_contract::loadgen::ATTEMPTED_TOTAL)
             .await
             .unwrap_or(0.0);
     }
@@ -109,7 +112,6 @@ async fn source_rate(
 
 struct HpaLoop {
     spec: Autoscaler,
-    scale: f64,
     state: HpaState,
     model: HpaSpec,
     options: ControllerOptions,
@@ -117,7 +119,7 @@ struct HpaLoop {
 }
 
 impl HpaLoop {
-    fn new(spec: Autoscaler, scale: f64) -> Self {
+    fn new(spec: Autoscaler) -> Self {
         let metric = match spec.reporter {
             Reporter::Destination => {
                 MetricSpec::pods("requests_per_second", spec.target_average_value)
@@ -127,9 +129,9 @@ impl HpaLoop {
                 MetricTarget::AverageValue(spec.target_average_value),
             ),
         };
-        let unscale_secs = |d: Duration| (d.as_secs_f64() / scale).round() as i32;
+        let whole_secs = |d: Duration| d.as_secs_f64().round() as i32;
         let rules = |r: &model::ScalingRules| ScalingRules {
-            stabilization_window_seconds: Some(unscale_secs(r.stabilization_window)),
+            stabilization_window_seconds: Some(whole_secs(r.stabilization_window)),
             select_policy: Some(match r.select_policy {
                 model::SelectPolicy::Max => SelectPolicy::Max,
                 model::SelectPolicy::Min => SelectPolicy::Min,
@@ -144,7 +146,7 @@ impl HpaLoop {
                             PolicyKind::Percent => PolicyType::Percent,
                         },
                         value: p.value as i32,
-                        period_seconds: unscale_secs(p.period).max(1),
+                        period_seconds: whole_secs(p.period).max(1),
                     })
                     .collect(),
             ),
@@ -162,7 +164,6 @@ impl HpaLoop {
         };
         Self {
             spec,
-            scale,
             state: HpaState::default(),
             model,
             options,
@@ -170,14 +171,20 @@ impl HpaLoop {
         }
     }
 
-    /// One sync: measure both sides, decide with the configured one, scale the Deployment.
+    /// One sync at model time `now`: measure both sides, decide with the configured one, scale
+    /// the Deployment.
     fn sync(
         &mut self,
         c: &Controllers,
         now: Duration,
         source_rps: Option<f64>,
     ) -> Vec<harness_core::control_plane::cluster::PodOp> {
-        let window = self.spec.sync_period.max(Duration::from_secs(1));
+        // The sidecars' samples are on the wall clock, one a second.
+        let window = c
+            .manager
+            .scale()
+            .wall(self.spec.sync_period)
+            .max(Duration::from_secs(1));
         let per_pod = destination_rates(&c.samples, window);
         let mut s = c.shared.lock();
         let pods: Vec<PodMetric> = s
@@ -199,12 +206,11 @@ impl HpaLoop {
                 None => return Vec::new(),
             },
         };
-        let k8s_now = now.div_f64(self.scale);
         let decision = hpa::reconcile(
             &self.options,
             &self.model,
             &mut self.state,
-            k8s_now,
+            now,
             &observation,
         );
         let desired = decision.desired_replicas.max(0) as u32;

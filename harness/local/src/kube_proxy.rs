@@ -2,7 +2,7 @@
 //! client connection gets a backend picked uniformly at random from the endpoints kube-proxy on
 //! a node of that zone would use (as iptables mode does per connection); the connection keeps
 //! that backend for its life. Which endpoints are usable is decided by the control-plane model
-//! (`harness_core::k8s::kube_proxy`) and pushed here with [`ZoneProxy::set_backends`].
+//! (`kube_model::kube_proxy`) and pushed here with [`ZoneProxy::set_backends`].
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -1,126 +1,135 @@
-//! Keeps the L7 load balancer in line with the ported target-registration model
-//! (`harness_core::k8s::workloads::load_balancer`, an AWS Load Balancer Controller + ALB in IP
-//! mode): every 50 ms it tells the model which pods are ready endpoints, runs the target
-//! group's health checks when configured, and pushes the routable targets to the proxy. A
-//! target keeps getting requests until its deregistration takes effect, even after its pod is
-//! gone — that is the incident's 502 window.
+//! The load balancer of a local run: the `loadbalancer` workload as a process on loopback
+//! (flags from the scenario's `loadBalancer`), fed with the Service's ready endpoints the
+//! moment they change (`PUT /endpoints`, what an EndpointSlice watch gives it in a cluster),
+//! and its per-pod accounting read back at the end (`GET /stats`) and put on the run's clock.
+//! The registration and deregistration lags (at the run's time scale) are the balancer's
+//! own: a target keeps getting
+//! requests until its deregistration takes effect, even after its pod is gone — that is the
+//! incident's 502 window.
 
-use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
-use harness_core::k8s::workloads::{
-    HealthCheckSpec, LoadBalancer as TargetGroup, LoadBalancerSpec,
-};
-use harness_core::scenario::model::LoadBalancer as LbSpec;
-use tokio_util::sync::CancellationToken;
-
-use harness_core::engine::RunClock;
-use harness_core::measure::LbBucket;
+use harness_core::engine::{RunClock, TimeScale};
+use harness_core::measure::{EventKind, LbBucket};
+use harness_core::scenario::model::LoadBalancer;
+use harness_core::workload_args::loadbalancer_args;
+use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use workload_contract::loadbalancer::{ENDPOINTS_PATH, EndpointSet, LbStats, STATS_PATH};
 
-use crate::load_balancer::{LbStats, LoadBalancer, Target};
-use crate::manager::PodManager;
-use crate::scrape::Scraper;
+use crate::LocalError;
+use crate::bins::WorkloadBins;
+use crate::process::{ProcessSpec, Supervised};
 use crate::shared::SharedState;
 
-const TICK: Duration = Duration::from_millis(50);
+/// How long the balancer may take to print its listening line.
+const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 
-/// The model's spec from the scenario's (already time-scaled) settings.
-pub fn target_group_spec(spec: &LbSpec) -> LoadBalancerSpec {
-    let defaults = LoadBalancerSpec::default();
-    LoadBalancerSpec {
-        registration_lag: spec.registration_lag,
-        deregistration_lag: spec.deregistration_lag,
-        deregistration_delay: spec.deregistration_delay,
-        health_check: match &spec.health_check {
-            Some(hc) => HealthCheckSpec {
-                interval: hc.interval,
-                healthy_threshold: hc.healthy_threshold,
-                unhealthy_threshold: hc.unhealthy_threshold,
-                initial_checks: defaults.health_check.initial_checks,
-            },
-            // No health checks: a target takes traffic from its registration on.
-            None => HealthCheckSpec {
-                initial_checks: 0,
-                ..defaults.health_check
-            },
-        },
-        active_health_checks: spec.health_check.is_some(),
-    }
+/// The running balancer.
+#[derive(Debug)]
+pub struct LbProcess {
+    pub process: Supervised,
+    /// Where clients send.
+    pub addr: SocketAddr,
+    /// The admin port.
+    pub admin: SocketAddr,
+    client: reqwest::Client,
 }
 
-/// Runs until `stop` is cancelled.
-pub async fn run_lb_sync(
-    spec: LbSpec,
-    proxy: LoadBalancer,
-    manager: PodManager,
-    shared: SharedState,
-    scraper: Scraper,
-    stop: CancellationToken,
-) {
-    let mut group = TargetGroup::new(target_group_spec(&spec));
-    let mut ready: BTreeSet<String> = BTreeSet::new();
-    let mut routable: Vec<String> = Vec::new();
-    let mut next_check = Duration::ZERO;
-    let mut ticker = tokio::time::interval(TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        let now = manager.now();
-        let (ready_now, addrs) = {
-            let s = shared.lock();
-            let ready_now: BTreeSet<String> = s
-                .model
-                .endpoints()
-                .pods()
-                .filter(|p| p.ready && !p.terminating)
-                .map(|p| p.name.clone())
-                .collect();
-            (ready_now, s.known_addrs.clone())
-        };
-        for pod in ready_now.difference(&ready) {
-            group.on_endpoint_ready(pod, now);
-        }
-        for pod in ready.difference(&ready_now) {
-            group.on_endpoint_removed(pod, now);
-        }
-        ready = ready_now;
-        if let Some(hc) = &spec.health_check
-            && now >= next_check
-        {
-            next_check = now + hc.interval;
-            // Checks go to every target the group still holds, dead or alive.
-            for pod in addrs.keys() {
-                if let Some(addr) = addrs.get(pod) {
-                    let ok = scraper.probe(*addr, &hc.path).await;
-                    group.on_health_check(pod, ok, now);
+impl LbProcess {
+    /// Starts the balancer on loopback.
+    pub async fn start(
+        bins: &WorkloadBins,
+        spec: &LoadBalancer,
+        scale: TimeScale,
+        out_dir: &Path,
+    ) -> Result<Self, LocalError> {
+        let any = SocketAddr::from(([127, 0, 0, 1], 0));
+        let process = Supervised::spawn(ProcessSpec {
+            name: "loadbalancer".into(),
+            program: bins.loadbalancer.clone(),
+            args: loadbalancer_args(spec, scale, any, any).to_args(),
+            env: vec![("RUST_LOG".into(), "warn".into())],
+            log_path: out_dir.join("loadbalancer.log"),
+            wait_listening: Some(STARTUP_LIMIT),
+        })
+        .await?;
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| LocalError::Admin {
+                what: "building the admin client".into(),
+                command: process.command_line().to_owned(),
+                source: e,
+            })?;
+        Ok(Self {
+            addr: process.addr("http")?,
+            admin: process.addr("admin")?,
+            process,
+            client,
+        })
+    }
+
+    /// Feeds the balancer every change of `endpoints` until `stop` is cancelled; a failed
+    /// update is recorded as a note.
+    pub fn feed(
+        &self,
+        mut endpoints: watch::Receiver<EndpointSet>,
+        shared: SharedState,
+        stop: CancellationToken,
+    ) {
+        let (client, url) = (
+            self.client.clone(),
+            format!("http://{}{ENDPOINTS_PATH}", self.admin),
+        );
+        tokio::spawn(async move {
+            loop {
+                let set = endpoints.borrow_and_update().clone();
+                let sent = client.put(&url).json(&set).send().await;
+                if let Err(e) = sent.and_then(|r| r.error_for_status()) {
+                    shared.lock().record(vec![EventKind::Note {
+                        message: format!("feeding the load balancer its endpoints failed: {e}"),
+                    }]);
+                }
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    changed = endpoints.changed() => if changed.is_err() { return },
                 }
             }
-        }
-        let now_routable = group.routable(now);
-        if now_routable != routable {
-            let targets = now_routable
-                .iter()
-                .filter_map(|pod| {
-                    addrs.get(pod).map(|addr| Target {
-                        pod: pod.clone(),
-                        addr: *addr,
-                    })
-                })
-                .collect();
-            proxy.set_targets(targets);
-            routable = now_routable;
-        }
+        });
+    }
+
+    /// The accounting so far.
+    pub async fn stats(&self) -> Result<LbStats, LocalError> {
+        let url = format!("http://{}{STATS_PATH}", self.admin);
+        let admin = |what: &str, source| LocalError::Admin {
+            what: what.to_owned(),
+            command: self.process.command_line().to_owned(),
+            source,
+        };
+        let response = self
+            .client
+            .get(&url)
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .map_err(|e| admin("reading the load balancer's accounting", e))?;
+        response
+            .json::<LbStats>()
+            .await
+            .map_err(|e| admin("decoding the load balancer's accounting", e))
     }
 }
 
-/// The load balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
+/// The balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
 /// answers, 5xx relayed from pods and bodies cut short.
-pub fn lb_buckets(stats: &LbStats, epoch: Instant, clock: &RunClock) -> Vec<LbBucket> {
+pub fn lb_buckets(stats: &LbStats, clock: &RunClock) -> Vec<LbBucket> {
     let width = Duration::from_millis(stats.bucket_ms.max(1));
+    let epoch = instant_of_unix_us(stats.epoch_unix_us);
     let mut out = Vec::new();
     for (pod, pod_stats) in &stats.pods {
         for (slot, counts) in &pod_stats.buckets {
@@ -146,31 +155,56 @@ pub fn lb_buckets(stats: &LbStats, epoch: Instant, clock: &RunClock) -> Vec<LbBu
     out
 }
 
+/// The instant of the monotonic clock at a wall-clock time (Unix µs).
+fn instant_of_unix_us(unix_us: u64) -> Instant {
+    let now = Instant::now();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let at = Duration::from_micros(unix_us);
+    if at <= wall {
+        now.checked_sub(wall - at).unwrap_or(now)
+    } else {
+        now + (at - wall)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+    use workload_contract::loadbalancer::{Counts, LbErrorReason, PodStats};
 
     #[test]
-    fn without_health_checks_targets_are_routable_from_registration() {
-        let spec = LbSpec {
-            registration_lag: Duration::from_millis(500),
-            deregistration_lag: Duration::from_secs(2),
-            deregistration_delay: Duration::from_secs(3),
-            health_check: None,
+    fn buckets_land_on_the_run_clock_and_count_each_failure_once() {
+        let clock = RunClock::starting_after(Duration::ZERO, Duration::from_secs(60));
+        // The balancer's epoch 2.5 s before the load start.
+        let epoch_us = clock.load_start_unix_ms * 1000 - 2_500_000;
+        let mut counts = Counts {
+            sent: 10,
+            body_errors: 1,
+            ..Counts::default()
         };
-        let mut group = TargetGroup::new(target_group_spec(&spec));
-        group.on_endpoint_ready("pod-0", Duration::ZERO);
-        assert!(group.routable(Duration::from_millis(400)).is_empty());
-        assert_eq!(group.routable(Duration::from_millis(500)), vec!["pod-0"]);
-        group.on_endpoint_removed("pod-0", Duration::from_secs(1));
-        assert_eq!(
-            group.routable(Duration::from_millis(2900)),
-            vec!["pod-0"],
-            "lag"
-        );
-        assert!(
-            group.routable(Duration::from_secs(3)).is_empty(),
-            "deregistered"
-        );
+        counts.by_status.insert(200, 6);
+        counts.by_status.insert(502, 3);
+        counts.lb_errors.insert(LbErrorReason::Connect, 3);
+        let stats = LbStats {
+            epoch_unix_us: epoch_us,
+            bucket_ms: 100,
+            pods: BTreeMap::from([(
+                "pod-1".to_string(),
+                PodStats {
+                    buckets: BTreeMap::from([(30, counts)]),
+                    ..PodStats::default()
+                },
+            )]),
+            ..LbStats::default()
+        };
+        let buckets = lb_buckets(&stats, &clock);
+        assert_eq!(buckets.len(), 1);
+        let b = &buckets[0];
+        // Bucket 30 of 100 ms starts 3.0 s after the epoch: 0.5 s after the load start.
+        assert!((b.t_s - 0.5).abs() < 0.01, "{}", b.t_s);
+        assert_eq!((b.requests, b.failed, b.width_s), (10, 4, 0.1));
     }
 }

@@ -6,12 +6,23 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness_core::measure::{GeneratorRun, LoadReport};
-use harness_core::scenario::model::{ConnectionModel, Generator, Load, Rate};
+use harness_core::engine::TimeScale;
+use harness_core::measure::GeneratorRun;
+use harness_core::scenario::model::{Generator, Load};
+use harness_core::workload_args::loadgen_args;
+use workload_contract::loadgen;
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::process::{ProcessSpec, Supervised};
+
+/// Where a generator sends (its zone's forwarder or the load balancer) and serves its
+/// source-side metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct GeneratorAddrs {
+    pub target: SocketAddr,
+    pub metrics: SocketAddr,
+}
 
 /// A running generator.
 #[derive(Debug)]
@@ -22,73 +33,13 @@ pub struct RunningGenerator {
     pub report_path: PathBuf,
 }
 
-fn rate_arg(rate: Rate) -> String {
-    match rate {
-        Rate::PerSecond(r) => format!("{r}"),
-        Rate::Max => "max".into(),
-        Rate::Ramp { from, to } => format!("{from}:{to}"),
-    }
-}
-
-/// Command-line arguments of `loadgen run` for `generator`, sending to `proxy`.
-pub fn loadgen_args(
-    generator: &Generator,
-    load: &Load,
-    proxy: SocketAddr,
-    metrics: SocketAddr,
-    report: &Path,
-    seed: u64,
-) -> Vec<String> {
-    // A generator starting later runs from its start to the end of the load, without warm-up.
-    let total = if generator.start_at.is_zero() {
-        load.warmup + load.duration
-    } else {
-        load.duration.saturating_sub(generator.start_at)
-    };
-    let mut args = vec![
-        "run".into(),
-        "--url".into(),
-        format!("http://{proxy}{}", generator.path),
-        "--rate".into(),
-        rate_arg(generator.rate),
-        "--duration".into(),
-        format!("{}ms", total.as_millis()),
-        "--connections".into(),
-        generator.connections.to_string(),
-        "--connection-model".into(),
-        match generator.connection_model {
-            ConnectionModel::KeepAlive => "keep-alive".into(),
-            ConnectionModel::PerRequest => "per-request".into(),
-        },
-        "--timeout".into(),
-        format!("{}ms", load.request_timeout.as_millis()),
-        "--output".into(),
-        "json".into(),
-        "--output-file".into(),
-        report.display().to_string(),
-        "--seed".into(),
-        seed.to_string(),
-        "--metrics-listen".into(),
-        metrics.to_string(),
-    ];
-    if generator.sse_streams > 0 {
-        args.extend([
-            "--sse-streams".into(),
-            generator.sse_streams.to_string(),
-            "--sse-url".into(),
-            format!("http://{proxy}/stream"),
-        ]);
-    }
-    args
-}
-
 impl RunningGenerator {
     pub async fn start(
         bins: &WorkloadBins,
         generator: &Generator,
         load: &Load,
-        proxy: SocketAddr,
-        metrics: SocketAddr,
+        scale: TimeScale,
+        addrs: GeneratorAddrs,
         out_dir: &Path,
         seed: u64,
     ) -> Result<Self, LocalError> {
@@ -96,7 +47,16 @@ impl RunningGenerator {
         let process = Supervised::spawn(ProcessSpec {
             name: format!("loadgen/{}", generator.name),
             program: bins.loadgen.clone(),
-            args: loadgen_args(generator, load, proxy, metrics, &report_path, seed),
+            args: loadgen_args(
+                generator,
+                load,
+                scale,
+                &addrs.target.to_string(),
+                Some(addrs.metrics),
+                report_path.clone(),
+                seed,
+            )
+            .to_args(),
             env: vec![("RUST_LOG".into(), "warn".into())],
             log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
             wait_listening: None,
@@ -121,21 +81,21 @@ impl RunningGenerator {
             // SIGTERM: loadgen stops issuing, waits for in-flight requests, writes a partial report.
             self.process.terminate(Duration::from_secs(15)).await;
         }
-        let text = std::fs::read_to_string(&self.report_path).map_err(|e| LocalError::Io {
-            context: format!(
-                "reading the report of generator {} ({}); see its log next to it",
-                self.name,
-                self.report_path.display()
-            ),
-            source: e,
+        let text = std::fs::read_to_string(&self.report_path).map_err(|source| {
+            LocalError::ReportUnreadable {
+                generator: self.name.clone(),
+                path: self.report_path.clone(),
+                command: self.process.command_line().to_owned(),
+                source,
+            }
         })?;
-        let report: LoadReport = serde_json::from_str(&text).map_err(|e| {
-            LocalError::Runtime(format!(
-                "the report of generator {} ({}) is not a loadgen report: {e}",
-                self.name,
-                self.report_path.display()
-            ))
-        })?;
+        let report =
+            loadgen::Report::from_json(&text).map_err(|source| LocalError::ReportInvalid {
+                generator: self.name.clone(),
+                path: self.report_path.clone(),
+                command: self.process.command_line().to_owned(),
+                source,
+            })?;
         Ok(GeneratorRun {
             name: self.name,
             zone: self.zone,
@@ -145,10 +105,13 @@ impl RunningGenerator {
 }
 
 /// A free loopback port for a child to listen on (the child fails loudly if it is taken).
-pub fn free_loopback_addr() -> Result<SocketAddr, harness_core::engine::TargetError> {
+pub fn free_loopback_addr() -> Result<SocketAddr, LocalError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .map_err(|e| harness_core::engine::TargetError::new(format!("no free loopback port: {e}")))
+        .map_err(|source| LocalError::Io {
+            context: "finding a free loopback port".into(),
+            source,
+        })
 }
 
 /// The started generators, poisoning ignored.
@@ -156,4 +119,43 @@ pub fn lock_generators(
     g: &std::sync::Mutex<Vec<RunningGenerator>>,
 ) -> std::sync::MutexGuard<'_, Vec<RunningGenerator>> {
     g.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{ProcessSpec, Supervised};
+
+    #[tokio::test]
+    async fn a_generator_without_a_report_names_its_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = Supervised::spawn(ProcessSpec {
+            name: "loadgen/g".into(),
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "exit 0".into()],
+            env: vec![],
+            log_path: dir.path().join("g.log"),
+            wait_listening: None,
+        })
+        .await
+        .unwrap();
+        let generator = RunningGenerator {
+            name: "g".into(),
+            zone: "z".into(),
+            process,
+            report_path: dir.path().join("loadgen-g.json"),
+        };
+        let err = generator
+            .finish(false, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, LocalError::ReportUnreadable { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("command: /bin/sh -c 'exit 0'"), "{text}");
+        let io = std::error::Error::source(&err).unwrap();
+        assert!(io.downcast_ref::<std::io::Error>().is_some());
+    }
 }

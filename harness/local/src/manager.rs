@@ -1,26 +1,26 @@
 //! The pods of a local run: starting them (processes configured by their revision, a prober,
 //! sampling) and terminating them the way the kubelet does — the plan comes from the ported
-//! model (`harness_core::k8s::workloads::termination`): preStop (sleep, or an exec hook that
-//! fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace period — after
-//! which the pod leaves the EndpointSlice. Shared by engine actions and the controller loop.
+//! model (`kube_model::workloads::termination`) in Kubernetes time: preStop (sleep, or an
+//! exec hook that fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace
+//! period — after which the pod leaves the EndpointSlice; its waits are slept at the run's
+//! time scale. Also the run's model clock ([`PodManager::model_time`]). Shared by engine
+//! actions and the controller loop.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use harness_core::control_plane::cluster::{PodOp, PodRevision};
-use harness_core::engine::TargetError;
-use harness_core::k8s::workloads::termination::{
-    PreStop as KubeletPreStop, TerminationSpec, termination_plan,
-};
-use harness_core::measure::EventKind;
+use harness_core::engine::{TargetError, TimeScale};
+use harness_core::measure::{EventKind, TerminationStage};
 use harness_core::scenario::model::{PreStop, Scenario, Termination};
+use kube_model::workloads::termination::{self, TerminationSpec, termination_plan};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bins::WorkloadBins;
-use crate::pods::PodProcesses;
+use crate::pods::{PodPlace, PodProcesses};
 use crate::prober::run_prober;
 use crate::sampler::Targets;
 use crate::scrape::Scraper;
@@ -45,6 +45,7 @@ struct Inner {
     scenario: Arc<Scenario>,
     out_dir: std::path::PathBuf,
     shared: SharedState,
+    scale: TimeScale,
     /// Model time zero.
     epoch: Instant,
     pods: Mutex<BTreeMap<String, PodProcesses>>,
@@ -66,6 +67,7 @@ impl PodManager {
         out_dir: std::path::PathBuf,
         shared: SharedState,
         targets: Targets,
+        scale: TimeScale,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -74,6 +76,7 @@ impl PodManager {
                 scenario,
                 out_dir,
                 shared,
+                scale,
                 epoch: Instant::now(),
                 pods: Mutex::new(BTreeMap::new()),
                 probers: Mutex::new(BTreeMap::new()),
@@ -84,9 +87,20 @@ impl PodManager {
         }
     }
 
-    /// Model time now (since the manager was created).
-    pub fn now(&self) -> Duration {
+    /// Wall time since the manager was created.
+    pub fn elapsed(&self) -> Duration {
         self.inner.epoch.elapsed()
+    }
+
+    /// Model time now: Kubernetes time since the manager was created (wall time ÷ the scale),
+    /// what the cluster model and the autoscaler compute in.
+    pub fn model_time(&self) -> Duration {
+        self.inner.scale.kubernetes(self.elapsed())
+    }
+
+    /// The run's time scale.
+    pub fn scale(&self) -> TimeScale {
+        self.inner.scale
     }
 
     pub fn meta(&self) -> BTreeMap<String, PodMeta> {
@@ -120,19 +134,23 @@ impl PodManager {
         let processes = PodProcesses::start(
             &i.bins,
             &i.scenario.service,
-            revision.app.drain_delay,
-            &pod,
-            &node,
-            &zone,
+            &revision.app,
+            i.scale,
+            PodPlace {
+                pod: &pod,
+                node: &node,
+                zone: &zone,
+            },
             &i.out_dir,
         )
         .await
-        .map_err(TargetError::new)?;
+        .map_err(|e| TargetError::new(format!("starting {pod}"), e))?;
         let stop = CancellationToken::new();
         let prober = tokio::spawn(run_prober(
             pod.clone(),
             processes.addr,
             i.scenario.service.readiness_probe,
+            i.scale,
             i.scraper.clone(),
             i.shared.clone(),
             stop.clone(),
@@ -166,10 +184,9 @@ impl PodManager {
         let Some(mut processes) = lock(&i.pods).remove(&pod) else {
             return;
         };
-        // The plan in Kubernetes' own (whole-second) time, then brought to the run's scale.
-        let scale = i.scenario.time_scale;
-        let plan = termination_plan(&kubelet_spec(termination, scale), Duration::ZERO);
-        let scaled = |d: Duration| d.mul_f64(scale);
+        // The plan in Kubernetes' own (whole-second) time; its waits are slept at the scale.
+        let plan = termination_plan(&kubelet_spec(termination), Duration::ZERO);
+        let scale = i.scale;
         let shared = i.shared.clone();
         {
             let mut s = shared.lock();
@@ -178,7 +195,7 @@ impl PodManager {
                 .iter()
                 .filter(|e| e.at.is_zero())
                 .map(|e| EventKind::KubeEvent {
-                    kind: format!("{:?}", e.event_type),
+                    kind: e.event_type,
                     reason: e.reason.to_string(),
                     message: e.message.clone(),
                     object: format!("pod/{pod}"),
@@ -186,20 +203,20 @@ impl PodManager {
                 .collect();
             s.record(events);
         }
-        let sigterm_after = scaled(plan.sigterm_at);
-        let stop_grace = scaled(plan.stop_grace);
+        let sigterm_after = scale.wall(plan.sigterm_at);
+        let stop_grace = scale.wall(plan.stop_grace);
         let task = tokio::spawn(async move {
             tokio::time::sleep(sigterm_after).await;
             shared.lock().record(vec![EventKind::Termination {
                 pod: pod.clone(),
-                stage: "sigterm".into(),
+                stage: TerminationStage::Sigterm,
             }]);
             let in_time = processes.stop(stop_grace).await;
             let mut s = shared.lock();
             if !in_time {
                 s.record(vec![EventKind::Termination {
                     pod: pod.clone(),
-                    stage: "sigkill".into(),
+                    stage: TerminationStage::Sigkill,
                 }]);
             }
             let events = s.model.pod_gone(&pod);
@@ -234,23 +251,21 @@ impl PodManager {
     }
 }
 
-/// The kubelet's view of a pod's termination, in unscaled Kubernetes time.
-fn kubelet_spec(t: &Termination, scale: f64) -> TerminationSpec {
-    let unscale = |d: Duration| d.div_f64(scale);
+/// The kubelet's view of a pod's termination: the API's whole seconds.
+fn kubelet_spec(t: &Termination) -> TerminationSpec {
+    let whole_seconds = |d: Duration| d.as_secs_f64().round() as u64;
     let pre_stop = match &t.pre_stop {
-        PreStop::None => KubeletPreStop::None,
-        PreStop::Sleep(d) => KubeletPreStop::Sleep {
-            seconds: unscale(*d).as_secs_f64().round() as u64,
+        PreStop::None => termination::PreStop::None,
+        PreStop::Sleep(d) => termination::PreStop::Sleep {
+            seconds: whole_seconds(*d),
         },
-        PreStop::Exec(command) => KubeletPreStop::Exec {
+        PreStop::Exec(command) => termination::PreStop::Exec {
             command: command.clone(),
             runs_for: exec_runtime(command),
         },
     };
-    let mut spec = TerminationSpec::new(
-        Duration::from_secs(unscale(t.grace_period).as_secs_f64().round() as u64),
-        pre_stop,
-    );
+    let mut spec =
+        TerminationSpec::new(Duration::from_secs(whole_seconds(t.grace_period)), pre_stop);
     spec.image_has_shell = t.image_has_shell;
     spec.container_name = "flagsvc".into();
     spec
@@ -287,13 +302,15 @@ mod tests {
 
     #[test]
     fn kubelet_sees_unscaled_whole_seconds() {
+        // The scenario is in Kubernetes time whatever the run's scale: no unscaling, one
+        // rounding to the API's whole seconds.
         let t = Termination {
-            grace_period: Duration::from_secs(6),
-            pre_stop: PreStop::Sleep(Duration::from_secs(3)),
+            grace_period: Duration::from_millis(60_400),
+            pre_stop: PreStop::Sleep(Duration::from_millis(29_600)),
             image_has_shell: true,
         };
-        let spec = kubelet_spec(&t, 0.1);
+        let spec = kubelet_spec(&t);
         assert_eq!(spec.grace_period, Duration::from_secs(60));
-        assert_eq!(spec.pre_stop, KubeletPreStop::Sleep { seconds: 30 });
+        assert_eq!(spec.pre_stop, termination::PreStop::Sleep { seconds: 30 });
     }
 }

@@ -5,7 +5,10 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use harness_core::scenario::model::{Service, ServiceTime};
+use harness_core::engine::TimeScale;
+use harness_core::scenario::model::{App, Service};
+use harness_core::workload_args::{flagsvc_args, sidecar_args};
+use workload_contract::identity;
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
@@ -13,6 +16,19 @@ use crate::process::{ProcessSpec, Supervised};
 
 /// How long a workload may take to print its listening address.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// `127.0.0.1:0`: the workload binds a free port and prints it on its `listening` line.
+fn any_loopback_port() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// Which pod, on which node of which zone.
+#[derive(Debug, Clone, Copy)]
+pub struct PodPlace<'a> {
+    pub pod: &'a str,
+    pub node: &'a str,
+    pub zone: &'a str,
+}
 
 /// The processes of one pod.
 #[derive(Debug)]
@@ -26,52 +42,30 @@ pub struct PodProcesses {
     pub admin: Option<SocketAddr>,
 }
 
-fn duration_arg(d: Duration) -> String {
-    format!("{}ms", d.as_millis())
-}
-
-fn service_time_arg(t: ServiceTime) -> String {
-    match t {
-        ServiceTime::Fixed(d) => format!("fixed:{}", duration_arg(d)),
-        ServiceTime::Exponential { mean } => format!("exp:{}", duration_arg(mean)),
-        ServiceTime::Cpu(d) => format!("cpu:{}", duration_arg(d)),
-    }
-}
-
 impl PodProcesses {
     /// Starts flagsvc, then the sidecar pointing at it.
     pub async fn start(
         bins: &WorkloadBins,
         service: &Service,
-        drain_delay: Duration,
-        pod: &str,
-        node: &str,
-        zone: &str,
+        app: &App,
+        scale: TimeScale,
+        place: PodPlace<'_>,
         log_dir: &Path,
     ) -> Result<Self, LocalError> {
-        let env = vec![
-            ("POD_NAME".to_string(), pod.to_string()),
-            ("NODE_NAME".to_string(), node.to_string()),
-            ("ZONE".to_string(), zone.to_string()),
-            ("RUST_LOG".to_string(), "warn".to_string()),
-        ];
-        let heartbeat = service
-            .sse
-            .map(|s| s.heartbeat_interval)
-            .unwrap_or(Duration::from_secs(1));
+        let PodPlace { pod, node, zone } = place;
+        let mut env = identity::env(pod, node, zone);
+        env.push(("RUST_LOG".to_string(), "warn".to_string()));
         let flagsvc = Supervised::spawn(ProcessSpec {
             name: format!("{pod}/flagsvc"),
             program: bins.flagsvc.clone(),
-            args: vec![
-                "--listen".into(),
-                "127.0.0.1:0".into(),
-                "--service-time".into(),
-                service_time_arg(service.service_time),
-                "--sse-interval".into(),
-                duration_arg(heartbeat),
-                "--drain-delay".into(),
-                duration_arg(drain_delay),
-            ],
+            args: flagsvc_args(
+                service.service_time,
+                service.sse,
+                app,
+                scale,
+                any_loopback_port(),
+            )
+            .to_args(),
             env: env.clone(),
             log_path: log_dir.join(format!("{pod}-flagsvc.log")),
             wait_listening: Some(STARTUP_LIMIT),
@@ -87,34 +81,18 @@ impl PodProcesses {
                 admin: None,
             });
         };
-        let mut args = vec![
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-            "--admin-listen".into(),
-            "127.0.0.1:0".into(),
-            "--upstream".into(),
-            format!("http://{app_addr}"),
-            "--max-concurrency".into(),
-            limits.max_concurrency.to_string(),
-            "--queue-size".into(),
-            limits.queue_limit.unwrap_or(0).to_string(),
-            "--queue-timeout".into(),
-            duration_arg(limits.queue_timeout.unwrap_or(Duration::ZERO)),
-            "--drain-delay".into(),
-            duration_arg(drain_delay),
-        ];
-        if let Some(r) = &limits.readiness_on_saturation {
-            args.extend([
-                "--readiness-queue-above".into(),
-                r.queue_above.to_string(),
-                "--readiness-for".into(),
-                duration_arg(r.sustained_for),
-            ]);
-        }
+        let args = sidecar_args(
+            limits,
+            app,
+            scale,
+            any_loopback_port(),
+            any_loopback_port(),
+            app_addr,
+        );
         let sidecar = Supervised::spawn(ProcessSpec {
             name: format!("{pod}/sidecar"),
             program: bins.sidecar.clone(),
-            args,
+            args: args.to_args(),
             env,
             log_path: log_dir.join(format!("{pod}-sidecar.log")),
             wait_listening: Some(STARTUP_LIMIT),

@@ -14,6 +14,8 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
+use workload_contract::listening;
+
 use crate::LocalError;
 
 /// What to run.
@@ -104,7 +106,7 @@ impl Supervised {
                     });
                 }
             };
-            addrs = parse_listening(&line).ok_or_else(|| LocalError::Startup {
+            addrs = listening::parse(&line).ok_or_else(|| LocalError::Startup {
                 name: spec.name.clone(),
                 command: command_line.clone(),
                 detail: format!("unexpected first line `{line}` (want `listening http=ADDR ...`)"),
@@ -124,6 +126,11 @@ impl Supervised {
             addrs,
             command_line,
         })
+    }
+
+    /// The command line, quoted so it can be pasted into a shell.
+    pub fn command_line(&self) -> &str {
+        &self.command_line
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -180,17 +187,6 @@ impl Supervised {
     }
 }
 
-/// Parses `listening http=127.0.0.1:80 admin=127.0.0.1:81`.
-pub fn parse_listening(line: &str) -> Option<BTreeMap<String, SocketAddr>> {
-    let rest = line.trim().strip_prefix("listening ")?;
-    let mut out = BTreeMap::new();
-    for pair in rest.split_whitespace() {
-        let (key, value) = pair.split_once('=')?;
-        out.insert(key.to_string(), value.parse().ok()?);
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 fn shell_quote(arg: &str) -> String {
     if arg
         .chars()
@@ -205,15 +201,6 @@ fn shell_quote(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_listening_lines() {
-        let addrs = parse_listening("listening http=127.0.0.1:8080 admin=127.0.0.1:9090").unwrap();
-        assert_eq!(addrs["http"].port(), 8080);
-        assert_eq!(addrs["admin"].port(), 9090);
-        assert!(parse_listening("listening http=nope").is_none());
-        assert!(parse_listening("ready").is_none());
-    }
 
     #[tokio::test]
     async fn startup_failure_names_the_command_and_log() {

@@ -77,7 +77,7 @@ pub async fn run_sampler(
 async fn futures_scrape(
     scraper: &Scraper,
     pods: &[(String, Option<SocketAddr>)],
-) -> Vec<Option<crate::scrape::SidecarMetrics>> {
+) -> Vec<Option<workload_contract::sidecar::SidecarMetrics>> {
     let mut handles = Vec::with_capacity(pods.len());
     for (_, admin) in pods {
         let scraper = scraper.clone();

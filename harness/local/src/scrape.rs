@@ -1,20 +1,12 @@
-//! Reading the sidecars: a readiness probe (`GET /readyz`, as the kubelet's httpGet probe: any
-//! 2xx or 3xx within the timeout is success) and a scrape of the admin port's Prometheus text
-//! into the numbers the measurements use.
+//! Reading the workloads over HTTP: a readiness probe (`GET /readyz`, as the kubelet's httpGet
+//! probe: any 2xx or 3xx within the timeout is success) and scrapes of their Prometheus text,
+//! parsed as the workload contract says.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// One scrape of a sidecar's destination-side metrics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SidecarMetrics {
-    pub in_flight: u64,
-    pub queue_depth: u64,
-    pub received: u64,
-    pub admitted: u64,
-    pub rejected_queue_full: u64,
-    pub rejected_queue_timeout: u64,
-}
+use workload_contract::prometheus;
+use workload_contract::sidecar::SidecarMetrics;
 
 /// HTTP client shared by probes and scrapes (no proxy, short timeouts, loopback only).
 #[derive(Debug, Clone)]
@@ -58,9 +50,7 @@ impl Scraper {
             .await
             .ok()?;
         let text = resp.text().await.ok()?;
-        text.lines()
-            .filter(|l| !l.starts_with('#'))
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        prometheus::value(&text, name)
     }
 
     /// Scrapes `http://admin/metrics`; `None` when the sidecar does not answer.
@@ -72,63 +62,6 @@ impl Scraper {
             .await
             .ok()?;
         let text = resp.text().await.ok()?;
-        Some(parse_sidecar_metrics(&text))
-    }
-}
-
-/// Picks the sidecar's series out of Prometheus text exposition.
-pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
-    let mut m = SidecarMetrics::default();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, value)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(value) = value.trim().parse::<f64>() else {
-            continue;
-        };
-        let value = value.max(0.0) as u64;
-        match series {
-            "sidecar_in_flight" => m.in_flight = value,
-            "sidecar_queue_depth" => m.queue_depth = value,
-            "sidecar_received_total" => m.received = value,
-            "sidecar_admitted_total" => m.admitted = value,
-            s if s.starts_with("sidecar_rejected_total{")
-                && s.contains("reason=\"queue_full\"") =>
-            {
-                m.rejected_queue_full = value
-            }
-            s if s.starts_with("sidecar_rejected_total{")
-                && s.contains("reason=\"queue_timeout\"") =>
-            {
-                m.rejected_queue_timeout = value
-            }
-            _ => {}
-        }
-    }
-    m
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_sidecar_series() {
-        let text = "# HELP sidecar_in_flight x\n# TYPE sidecar_in_flight gauge\nsidecar_in_flight 7\n\
-                    sidecar_queue_depth 3\nsidecar_received_total 1300\nsidecar_admitted_total 1200\n\
-                    sidecar_rejected_total{reason=\"queue_full\"} 4\n\
-                    sidecar_rejected_total{reason=\"queue_timeout\"} 9\n\
-                    sidecar_request_duration_seconds_bucket{le=\"0.1\"} 5\n# EOF\n";
-        assert_eq!(
-            parse_sidecar_metrics(text),
-            SidecarMetrics {
-                in_flight: 7,
-                queue_depth: 3,
-                received: 1300,
-                admitted: 1200,
-                rejected_queue_full: 4,
-                rejected_queue_timeout: 9,
-            }
-        );
+        Some(SidecarMetrics::parse(&text))
     }
 }

@@ -1,6 +1,7 @@
 //! State shared by the local target's tasks (engine calls, probers, sampler): the modelled
-//! cluster, the timeline of what happened, where each running pod listens, and the per-zone
-//! forwarders, which are re-pointed every time the model's reachability changes.
+//! cluster, the timeline of what happened, where each running pod listens, the per-zone
+//! forwarders, which are re-pointed every time the model's reachability changes, and the
+//! Service's ready endpoints as the load balancer is fed them.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -8,7 +9,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use harness_core::control_plane::cluster::ClusterModel;
 use harness_core::measure::EventKind;
+use tokio::sync::watch;
 use tokio::time::Instant;
+use workload_contract::loadbalancer::{Endpoint, EndpointSet};
 
 use crate::kube_proxy::{Backend, ZoneProxy};
 
@@ -22,6 +25,9 @@ pub struct Shared {
     /// there.
     pub known_addrs: BTreeMap<String, SocketAddr>,
     pub proxies: BTreeMap<String, ZoneProxy>,
+    /// The ready endpoints with their addresses, published on every change (the load
+    /// balancer's feed).
+    pub endpoints: watch::Sender<EndpointSet>,
 }
 
 /// Cloneable handle to [`Shared`].
@@ -36,6 +42,7 @@ impl SharedState {
             pod_addrs: BTreeMap::new(),
             known_addrs: BTreeMap::new(),
             proxies: BTreeMap::new(),
+            endpoints: watch::Sender::new(EndpointSet::default()),
         })))
     }
 
@@ -55,6 +62,31 @@ impl Shared {
         if reachability_changed {
             self.sync_proxies();
         }
+        self.publish_endpoints();
+    }
+
+    /// Publishes the ready, not terminating pods with an address, if that set changed.
+    pub fn publish_endpoints(&self) {
+        let endpoints = self
+            .model
+            .endpoints()
+            .pods()
+            .filter(|p| p.ready && !p.terminating)
+            .filter_map(|p| {
+                self.known_addrs.get(&p.name).map(|addr| Endpoint {
+                    pod: p.name.clone(),
+                    addr: *addr,
+                })
+            })
+            .collect();
+        let set = EndpointSet { endpoints };
+        self.endpoints.send_if_modified(|current| {
+            let changed = *current != set;
+            if changed {
+                *current = set;
+            }
+            changed
+        });
     }
 
     /// Points each zone's forwarder at the running pods its kube-proxy would use.

@@ -10,21 +10,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness_core::control_plane::cluster::ClusterModel;
-use harness_core::engine::run::describe;
 use harness_core::engine::{
-    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
+    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, error_chain,
 };
-use harness_core::measure::{EventKind, PodRun, RunData, TimelineEvent as MeasuredEvent};
+use harness_core::measure::{EventKind, PodRun, RecordedEvent, RunData};
 use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
-use crate::lb_sync::{lb_buckets, run_lb_sync};
-use crate::load::{RunningGenerator, free_loopback_addr, lock_generators};
-use crate::load_balancer::{LbConfig, LoadBalancer};
+use crate::lb_sync::{LbProcess, lb_buckets};
+use crate::load::{GeneratorAddrs, RunningGenerator, free_loopback_addr, lock_generators};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -56,12 +55,9 @@ struct Running {
     stop_sampler: CancellationToken,
     clock: Option<RunClock>,
     deployed_at: Instant,
-    /// The scenario's load balancer and the instant its accounting counts from.
-    lb: Option<(LoadBalancer, Instant)>,
+    /// The scenario's load balancer.
+    lb: Option<LbProcess>,
 }
-
-/// Width of the load balancer's accounting buckets.
-const LB_BUCKET: Duration = Duration::from_millis(100);
 
 impl LocalTarget {
     /// Finds the workload binaries; fails with a fix when they are missing.
@@ -80,7 +76,7 @@ impl LocalTarget {
     fn running(&mut self) -> Result<&mut Running, TargetError> {
         self.run
             .as_mut()
-            .ok_or_else(|| TargetError::new("nothing is deployed"))
+            .ok_or_else(|| TargetError::new("using the deployment", LocalError::NotDeployed))
     }
 }
 
@@ -109,12 +105,16 @@ impl Running {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(TargetError::new(format!(
-                    "{}/{total} pods ready after {limit:?}; not ready: {} (see their logs in {})",
-                    total - not_ready.len(),
-                    not_ready.join(", "),
-                    self.ctx.out_dir.display()
-                )));
+                return Err(TargetError::new(
+                    "waiting for the pods to become ready",
+                    LocalError::PodsNotReady {
+                        ready: total - not_ready.len(),
+                        total,
+                        waited: limit,
+                        not_ready,
+                        logs: self.ctx.out_dir.clone(),
+                    },
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -132,15 +132,22 @@ impl Target for LocalTarget {
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
-        std::fs::create_dir_all(&ctx.out_dir)
-            .map_err(|e| TargetError::new(format!("creating {}: {e}", ctx.out_dir.display())))?;
+        std::fs::create_dir_all(&ctx.out_dir).map_err(|e| {
+            TargetError::new(
+                "preparing the output directory",
+                LocalError::Io {
+                    context: format!("creating {}", ctx.out_dir.display()),
+                    source: e,
+                },
+            )
+        })?;
         let scenario = Arc::new(scenario.clone());
         let shared = SharedState::new(ClusterModel::new(&scenario, ctx.seed));
         let stop = CancellationToken::new();
         for (i, zone) in scenario.cluster.zones.iter().enumerate() {
             let proxy = ZoneProxy::start(zone, ctx.seed.wrapping_add(i as u64 + 1), stop.clone())
                 .await
-                .map_err(TargetError::new)?;
+                .map_err(|e| TargetError::new(format!("starting kube-proxy of zone {zone}"), e))?;
             shared.lock().proxies.insert(zone.clone(), proxy);
         }
         let targets: Targets = Default::default();
@@ -151,26 +158,16 @@ impl Target for LocalTarget {
             ctx.out_dir.clone(),
             shared.clone(),
             targets.clone(),
+            ctx.time_scale,
         );
         let lb = match &scenario.load_balancer {
             Some(spec) => {
-                let epoch = Instant::now();
-                let config = LbConfig {
-                    bucket: LB_BUCKET,
-                    ..LbConfig::default()
-                };
-                let proxy = LoadBalancer::start(epoch, config, stop.clone())
+                let lb = LbProcess::start(&self.bins, spec, ctx.time_scale, &ctx.out_dir)
                     .await
-                    .map_err(TargetError::new)?;
-                tokio::spawn(run_lb_sync(
-                    spec.clone(),
-                    proxy.clone(),
-                    manager.clone(),
-                    shared.clone(),
-                    self.scraper.clone(),
-                    stop.clone(),
-                ));
-                Some((proxy, epoch))
+                    .map_err(|e| TargetError::new("starting the load balancer", e))?;
+                let endpoints = shared.lock().endpoints.subscribe();
+                lb.feed(endpoints, shared.clone(), stop.clone());
+                Some(lb)
             }
             None => None,
         };
@@ -191,16 +188,19 @@ impl Target for LocalTarget {
         };
         let created = {
             let mut s = shared.lock();
-            s.model.set_time(manager.now());
+            s.model.set_time(manager.model_time());
             match s.model.create_pods(scenario.service.replicas) {
                 Ok(applied) => {
                     s.record(applied.events);
                     Ok(applied.pod_ops)
                 }
-                Err(e) => Err(TargetError::new(format!(
-                    "cannot schedule {} pods: {e}",
-                    scenario.service.replicas
-                ))),
+                Err(e) => Err(TargetError::new(
+                    "creating the Service's pods",
+                    LocalError::Unschedulable {
+                        pods: scenario.service.replicas,
+                        source: e,
+                    },
+                )),
             }
         };
         // Keep what was started even on failure, so teardown stops it.
@@ -209,7 +209,8 @@ impl Target for LocalTarget {
             Err(e) => Err(e),
         };
         let probe = scenario.service.readiness_probe;
-        let limit = Duration::from_secs(20) + probe.period * (probe.success_threshold + 2);
+        let limit = Duration::from_secs(20)
+            + ctx.time_scale.wall(probe.period) * (probe.success_threshold + 2);
         let outcome = match outcome {
             Ok(()) => run.wait_all_ready(limit).await,
             Err(e) => Err(e),
@@ -234,12 +235,14 @@ impl Target for LocalTarget {
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
             let proxy = match (generator.via, &run.lb) {
-                (Via::LoadBalancer, Some((lb, _))) => lb.addr(),
+                (Via::LoadBalancer, Some(lb)) => lb.addr,
                 (Via::LoadBalancer, None) => {
-                    return Err(TargetError::new(format!(
-                        "generator {} sends via the load balancer, but none was deployed",
-                        generator.name
-                    )));
+                    return Err(TargetError::new(
+                        "starting the load",
+                        LocalError::NoLoadBalancer {
+                            generator: generator.name.clone(),
+                        },
+                    ));
                 }
                 (Via::KubeProxy, _) => run
                     .shared
@@ -248,10 +251,16 @@ impl Target for LocalTarget {
                     .get(&generator.zone)
                     .map(|p| p.addr)
                     .ok_or_else(|| {
-                        TargetError::new(format!("no forwarder for zone {}", generator.zone))
+                        TargetError::new(
+                            "starting the load",
+                            LocalError::NoForwarder {
+                                zone: generator.zone.clone(),
+                            },
+                        )
                     })?,
             };
-            let metrics = free_loopback_addr()?;
+            let metrics =
+                free_loopback_addr().map_err(|e| TargetError::new("starting the load", e))?;
             run.loadgen_metrics.push(metrics);
             let seed = run.ctx.seed.wrapping_add(1000 + i as u64);
             if generator.start_at.is_zero() {
@@ -259,13 +268,18 @@ impl Target for LocalTarget {
                     &bins,
                     generator,
                     &run.scenario.load,
-                    proxy,
-                    metrics,
+                    run.ctx.time_scale,
+                    GeneratorAddrs {
+                        target: proxy,
+                        metrics,
+                    },
                     &run.ctx.out_dir,
                     seed,
                 )
                 .await
-                .map_err(TargetError::new)?;
+                .map_err(|e| {
+                    TargetError::new(format!("starting generator {}", generator.name), e)
+                })?;
                 lock_generators(&run.generators).push(started);
             } else {
                 let (bins, generator, load) =
@@ -275,7 +289,8 @@ impl Target for LocalTarget {
                     run.generators.clone(),
                     run.shared.clone(),
                 );
-                let start = clock.load_start + generator.start_at;
+                let scale = run.ctx.time_scale;
+                let start = clock.load_start + scale.wall(generator.start_at);
                 let stop = run.stop.clone();
                 tokio::spawn(async move {
                     tokio::select! {
@@ -283,13 +298,26 @@ impl Target for LocalTarget {
                         () = tokio::time::sleep_until(start) => {}
                     }
                     match RunningGenerator::start(
-                        &bins, &generator, &load, proxy, metrics, &out_dir, seed,
+                        &bins,
+                        &generator,
+                        &load,
+                        scale,
+                        GeneratorAddrs {
+                            target: proxy,
+                            metrics,
+                        },
+                        &out_dir,
+                        seed,
                     )
                     .await
                     {
                         Ok(started) => lock_generators(&generators).push(started),
                         Err(e) => shared.lock().record(vec![EventKind::Note {
-                            message: format!("generator {} did not start: {e}", generator.name),
+                            message: format!(
+                                "generator {} did not start: {}",
+                                generator.name,
+                                error_chain(&e)
+                            ),
                         }]),
                     }
                 });
@@ -313,15 +341,15 @@ impl Target for LocalTarget {
         let run = self.running()?;
         let ops = {
             let mut s = run.shared.lock();
-            s.model.set_time(run.manager.now());
+            s.model.set_time(run.manager.model_time());
             s.record(vec![EventKind::Action {
                 name: event.name.clone(),
-                description: describe(event),
+                description: event.to_string(),
             }]);
             let applied = s
                 .model
                 .apply(&event.action)
-                .map_err(|e| TargetError::new(format!("{}: {e}", describe(event))))?;
+                .map_err(|e| TargetError::new(format!("applying `{event}`"), e))?;
             s.record(applied.events);
             applied.pod_ops
         };
@@ -365,7 +393,7 @@ impl Target for LocalTarget {
         let run = self.running()?;
         let clock = run
             .clock
-            .ok_or_else(|| TargetError::new("the load never started"))?;
+            .ok_or_else(|| TargetError::new("collecting", LocalError::LoadNotStarted))?;
         let planned = clock.duration.as_secs_f64();
         let duration_s = if interrupted {
             clock.now_s().clamp(0.0, planned)
@@ -381,7 +409,7 @@ impl Target for LocalTarget {
         for g in started {
             match g.finish(interrupted, limit).await {
                 Ok(report) => generators.push(report),
-                Err(e) => failures.push(e.to_string()),
+                Err(e) => failures.push(e),
             }
         }
         run.stop_sampler.cancel();
@@ -408,17 +436,26 @@ impl Target for LocalTarget {
             let s = run.shared.lock();
             s.events
                 .iter()
-                .map(|(at, kind)| MeasuredEvent {
+                .map(|(at, kind)| RecordedEvent {
                     t_s: run.t_s(*at),
                     kind: kind.clone(),
                 })
                 .collect()
         };
         if !failures.is_empty() {
-            return Err(TargetError::new(failures.join("; ")));
+            return Err(TargetError::new(
+                "collecting the generators' reports",
+                LocalError::Generators { failures },
+            ));
         }
         let lb = match &run.lb {
-            Some((proxy, epoch)) => lb_buckets(&proxy.snapshot(), *epoch, &clock),
+            Some(lb) => {
+                let stats = lb
+                    .stats()
+                    .await
+                    .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
+                lb_buckets(&stats, &clock)
+            }
             None => Vec::new(),
         };
         Ok(RunData {
@@ -442,6 +479,9 @@ impl Target for LocalTarget {
             g.process.terminate(TEARDOWN_GRACE).await;
         }
         run.manager.shutdown(TEARDOWN_GRACE).await;
+        if let Some(mut lb) = run.lb {
+            lb.process.terminate(TEARDOWN_GRACE).await;
+        }
         Ok(())
     }
 }

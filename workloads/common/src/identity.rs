@@ -2,6 +2,7 @@
 //! environment the way a Downward API would provide it.
 
 use http::{HeaderMap, HeaderValue};
+use workload_contract::identity;
 
 /// Header naming the pod that produced a response; the load generator attributes by it.
 pub const POD_HEADER: &str = "x-pod";
@@ -32,9 +33,9 @@ impl Identity {
                 .unwrap_or_else(|| "local".to_string())
         };
         Self {
-            pod: get("POD_NAME"),
-            node: get("NODE_NAME"),
-            zone: get("ZONE"),
+            pod: get(identity::POD_NAME),
+            node: get(identity::NODE_NAME),
+            zone: get(identity::ZONE),
         }
     }
 

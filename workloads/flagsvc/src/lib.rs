@@ -2,6 +2,7 @@
 //! `GET /flags/{key}` (JSON, configurable service time), `GET /stream` (server-sent events),
 //! `/healthz` and `/readyz`; every response names the pod, node and zone that produced it.
 
+pub mod cli;
 pub mod flags;
 mod routes;
 pub mod service_time;

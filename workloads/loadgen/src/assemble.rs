@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::config::RunConfig;
 use crate::recorder::{Acc, StatusCounts};
 use crate::report::{
-    BackendLatency, BackendReport, LatencySummary, Report, ReportConfig, SCHEMA, SendDelay,
-    SseReport, TimelineRow, encode_histogram, error_map, row_p99,
+    BackendLatency, BackendReport, FromHistogram, LatencySummary, Report, ReportConfig, SCHEMA,
+    SendDelay, SseReport, TimelineRow, encode_histogram, error_map, row_p99,
 };
 
 /// Facts about a run that the counts do not carry.

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use http::header::{ACCEPT, CONNECTION, HOST, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
-use serde::{Deserialize, Serialize};
 
 use crate::error::LoadgenError;
 use crate::profile::{RateProfile, Step};
@@ -62,33 +61,7 @@ impl fmt::Display for RateSpec {
     }
 }
 
-/// How requests map onto TCP connections (kube-proxy picks a backend per connection, so this
-/// decides the per-pod distribution).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum ConnectionModel {
-    /// N connections opened at the start and reused (reopened when the server closes one).
-    KeepAlive,
-    /// A new TCP connection per request (`connection: close`), at most N at once.
-    PerRequest,
-}
-
-impl fmt::Display for ConnectionModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::KeepAlive => "keep-alive",
-            Self::PerRequest => "per-request",
-        })
-    }
-}
-
-/// Who runs this generator (recorded in the report for the traffic matrix).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Origin {
-    pub pod: String,
-    pub node: String,
-    pub zone: String,
-}
+pub use workload_contract::loadgen::{ConnectionModel, Origin};
 
 /// Everything a run needs. [`RunConfig::new`] gives the CLI defaults.
 #[derive(Debug, Clone)]

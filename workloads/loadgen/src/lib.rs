@@ -47,5 +47,5 @@ pub use error::LoadgenError;
 pub use merge::{merge_reports, try_merge_reports};
 pub use metrics::{Metrics, serve_metrics};
 pub use recorder::{ErrorKind, OTHER_PODS, UNKNOWN_POD};
-pub use report::{Report, SCHEMA};
+pub use report::{FromHistogram, Report, ReportExt, SCHEMA};
 pub use runner::{run, run_with_metrics};

@@ -10,8 +10,8 @@ use crate::assemble::rate;
 use crate::error::LoadgenError;
 use crate::recorder::run_histogram;
 use crate::report::{
-    BackendLatency, BackendReport, LatencySummary, Report, SseReport, TimelineRow,
-    decode_histogram, encode_histogram, error_map, row_p99,
+    BackendLatency, BackendReport, FromHistogram, LatencySummary, Report, ReportExt, SseReport,
+    TimelineRow, decode_histogram, encode_histogram, error_map, row_p99,
 };
 
 fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {

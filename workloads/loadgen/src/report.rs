@@ -1,5 +1,8 @@
-//! The JSON report (`loadgen-report/v1`, documented field by field in `REPORT.md`), the
-//! histogram codec (HdrHistogram V2 + DEFLATE, base64) and the invariants every report keeps.
+//! The JSON report (`loadgen-report/v1`, documented field by field in `REPORT.md`). The types
+//! live in `workload_contract::loadgen::report`, the one definition the harness reads too;
+//! this module adds what needs the histograms: the codec (HdrHistogram V2 + DEFLATE, base64),
+//! summaries from histograms ([`FromHistogram`]), the empty report and the counting invariants
+//! every report keeps ([`ReportExt`]).
 
 use std::collections::BTreeMap;
 
@@ -7,90 +10,28 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::{Counter, Histogram};
-use serde::{Deserialize, Serialize};
 
-use crate::config::{ConnectionModel, Origin};
+pub use workload_contract::loadgen::report::*;
+
 use crate::recorder::ErrorKind;
 
-/// The value of [`Report::schema`].
-pub const SCHEMA: &str = "loadgen-report/v1";
-
-/// Result of one run (or of several merged with [`crate::merge_reports`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub schema: String,
-    pub started_at_unix_ms: u64,
-    /// Seconds from the start until issuing stopped (the duration, or the stop signal).
-    pub duration_s: f64,
-    /// Seconds spent afterwards waiting for outstanding requests.
-    pub drain_s: f64,
-    /// True when a stop signal ended the run before its duration.
-    pub partial: bool,
-    /// Number of generator runs merged into this report (1 for a single run).
-    pub sources: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config: Option<ReportConfig>,
-    /// Requests sent: exactly `sum(responses) + sum(transport_errors)`.
-    pub attempted: u64,
-    /// HTTP responses by status code.
-    pub responses: BTreeMap<String, u64>,
-    /// Requests without a response, by kind (all four kinds always present).
-    pub transport_errors: BTreeMap<String, u64>,
-    /// Scheduled requests never sent; not part of `attempted`.
-    pub dropped: u64,
-    /// (responses + transport errors) / `duration_s`.
-    pub achieved_rps: f64,
-    pub latency_ms: LatencySummary,
-    /// How late requests were sent after their intended time (waiting for a free connection,
-    /// timer resolution). Merged reports carry the maximum of each field over the sources.
-    pub send_delay_ms: SendDelay,
-    /// All response latencies (µs), HdrHistogram V2 + DEFLATE, base64.
-    pub histogram: String,
-    pub by_backend: BTreeMap<String, BackendReport>,
-    pub timeline: Vec<TimelineRow>,
-    pub sse: SseReport,
+/// A summary computed from a latency histogram (µs).
+pub trait FromHistogram {
+    fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self;
 }
 
-/// The settings a run used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportConfig {
-    pub url: String,
-    pub rate: String,
-    pub duration_s: f64,
-    pub connections: usize,
-    pub connection_model: ConnectionModel,
-    pub max_in_flight: u64,
-    pub timeout_ms: u64,
-    pub sse_streams: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sse_url: Option<String>,
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<Origin>,
+/// Report operations that need the histogram codec.
+pub trait ReportExt {
+    /// A report with nothing in it (what merging no reports gives).
+    fn empty() -> Self;
+    /// Checks the counting invariants: `attempted = responses + transport errors`, the
+    /// timeline and the backends sum to the totals, and the histogram holds one sample per
+    /// response.
+    fn check_invariants(&self) -> Result<(), String>;
 }
 
-/// Latency of responses (any status) in milliseconds, measured from the intended send time.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub samples: u64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-    pub mean: f64,
-}
-
-/// Generator-side delay before sending, in milliseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SendDelay {
-    pub p50: f64,
-    pub p99: f64,
-    pub max: f64,
-}
-
-impl SendDelay {
-    pub fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
+impl FromHistogram for SendDelay {
+    fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -100,67 +41,6 @@ impl SendDelay {
             max: ms(h.max()),
         }
     }
-}
-
-/// One pod, as named by the responses' `x-pod` header.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BackendReport {
-    /// Responses from this pod (sums to the report's responses over all backends).
-    pub requests: u64,
-    pub responses: BTreeMap<String, u64>,
-    /// Transport errors on keep-alive connections this pod had answered on before.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub transport_errors: BTreeMap<String, u64>,
-    pub latency_ms: BackendLatency,
-    pub histogram: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BackendLatency {
-    pub p50: f64,
-    pub p99: f64,
-    pub max: f64,
-}
-
-/// Requests whose intended send time fell in second `t` (from the start) and what became of them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelineRow {
-    pub t: u64,
-    pub attempted: u64,
-    pub responses: BTreeMap<String, u64>,
-    pub transport_errors: BTreeMap<String, u64>,
-    pub dropped: u64,
-    /// Responses per pod.
-    pub by_backend: BTreeMap<String, u64>,
-    /// `null` when the second has no responses.
-    pub latency_ms_p99: Option<f64>,
-    /// This second's latencies (2 significant digits), for merging.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<String>,
-}
-
-/// Server-sent-event streams.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SseReport {
-    /// Streams held open (`--sse-streams`).
-    pub streams: u64,
-    /// Stream requests answered with 2xx.
-    pub streams_opened: u64,
-    /// Stream attempts that failed to open or ended before the run did.
-    pub streams_failed: u64,
-    /// Stream attempts after each slot's first.
-    pub reconnects: u64,
-    pub events: u64,
-    /// `streams_failed` by reason: `ended`, `status_<code>`, or a transport error kind.
-    pub failures: BTreeMap<String, u64>,
-    pub by_backend: BTreeMap<String, SseBackend>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SseBackend {
-    pub opened: u64,
-    pub failed: u64,
-    pub events: u64,
 }
 
 /// Encodes a histogram as base64 of its V2 + DEFLATE serialization.
@@ -189,8 +69,8 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-impl LatencySummary {
-    pub fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
+impl FromHistogram for LatencySummary {
+    fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -206,8 +86,8 @@ impl LatencySummary {
     }
 }
 
-impl BackendLatency {
-    pub fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
+impl FromHistogram for BackendLatency {
+    fn from_histogram<T: Counter>(h: &Histogram<T>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -232,9 +112,8 @@ pub(crate) fn error_map(counts: &[u64; 4]) -> BTreeMap<String, u64> {
         .collect()
 }
 
-impl Report {
-    /// A report with nothing in it (what merging no reports gives).
-    pub fn empty() -> Self {
+impl ReportExt for Report {
+    fn empty() -> Self {
         Self {
             schema: SCHEMA.to_string(),
             started_at_unix_ms: 0,
@@ -257,19 +136,7 @@ impl Report {
         }
     }
 
-    /// Sum of all responses.
-    pub fn total_responses(&self) -> u64 {
-        self.responses.values().sum()
-    }
-
-    /// Sum of all transport errors.
-    pub fn total_transport_errors(&self) -> u64 {
-        self.transport_errors.values().sum()
-    }
-
-    /// Checks the counting invariants: `attempted = responses + transport errors`, the timeline
-    /// and the backends sum to the totals, and the histogram holds one sample per response.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), String> {
         let (responses, errors) = (self.total_responses(), self.total_transport_errors());
         if self.attempted != responses + errors {
             return Err(format!(

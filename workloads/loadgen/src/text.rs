@@ -129,6 +129,7 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ReportExt;
 
     #[test]
     fn units_scale() {

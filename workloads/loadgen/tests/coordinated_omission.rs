@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config, full, http_server};
-use loadgen::RateSpec;
+use loadgen::{RateSpec, ReportExt};
 use tokio::time::Instant;
 
 /// A server that is "paused" for 1 s of every 10 s (from its own start): a request arriving

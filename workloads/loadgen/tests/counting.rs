@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{config, full, http_server};
-use loadgen::{ConnectionModel, Metrics, RateSpec, Report};
+use loadgen::{ConnectionModel, Metrics, RateSpec, Report, ReportExt};
 
 type Seen = Arc<Mutex<BTreeMap<(String, u16), u64>>>;
 

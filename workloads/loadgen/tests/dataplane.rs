@@ -15,7 +15,7 @@ use dataplane_support::{
     CountingUpstream, Flagsvc, Scrape, Sidecar, UPSTREAM_POD, get, sidecar_config, wait_until,
 };
 use flagsvc::ServiceTime;
-use loadgen::{ConnectionModel, RateSpec, Report, RunConfig};
+use loadgen::{ConnectionModel, RateSpec, Report, ReportExt, RunConfig};
 use tokio_util::sync::CancellationToken;
 
 const FLAGSVC_POD: &str = "flagsvc-0";

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use common::{config, full, http_server};
 use loadgen::report::decode_histogram;
-use loadgen::{Report, merge_reports};
+use loadgen::{Report, ReportExt, merge_reports};
 
 async fn zone_server(zone: &'static str) -> common::TestServer {
     http_server(move |conn, _| async move {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{config, full, http_server, sse_body};
-use loadgen::{Metrics, RateSpec};
+use loadgen::{Metrics, RateSpec, ReportExt};
 
 const EVENT: &[u8] = b"event: flags\ndata: {\"dark-mode\":true}\n\n: keep-alive comment\n\n";
 

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Misbehave, config, full, http_server, raw_server};
-use loadgen::{ConnectionModel, Metrics, Report};
+use loadgen::{ConnectionModel, Metrics, Report, ReportExt};
 
 fn errors(report: &Report) -> [u64; 4] {
     ["connect_refused", "reset", "timeout", "other"].map(|k| report.transport_errors[k])

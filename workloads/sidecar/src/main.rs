@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::Parser;
 use sidecar::Cli;
 use workload_common::identity::Identity;
+use workload_contract::listening;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -26,9 +27,11 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("binding --admin-listen {}", cli.admin_listen))?;
     // Machine-readable: the harness (and scripts) read the bound ports from this line.
     println!(
-        "listening http={} admin={}",
-        listener.local_addr()?,
-        admin.local_addr()?
+        "{}",
+        listening::line(&[
+            ("http", listener.local_addr()?),
+            ("admin", admin.local_addr()?)
+        ])
     );
     tracing::info!(
         listen = %listener.local_addr()?,

@@ -3,12 +3,10 @@
 //! `--out`). Exit 0 when every expectation held, 1 when one failed, 2 for invalid input, 3 for
 //! an infrastructure error or an interrupted run (partial results are still written).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
-use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome};
-use harness_core::measure::RunData;
+use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::load_scenario;
 use harness_local::LocalTarget;
@@ -53,13 +51,13 @@ pub enum TargetName {
 pub fn run(args: RunArgs) -> Outcome {
     let scenario = load_scenario(&args.file, args.variant.as_deref())
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
-    let time_scale = args.time_scale.unwrap_or(scenario.time_scale);
-    if !(time_scale > 0.0 && time_scale <= 1.0) {
-        return Err(Failure::InvalidInput(anyhow!(
-            "--time-scale {time_scale}: must be more than 0 and at most 1 (e.g. 0.1)"
-        )));
-    }
-    let scenario = harness_core::engine::time_scale::apply_time_scale(scenario, time_scale);
+    let time_scale =
+        TimeScale::new(args.time_scale.unwrap_or(scenario.time_scale)).map_err(|e| {
+            Failure::InvalidInput(anyhow!(
+                "--time-scale {}: must be more than 0 and at most 1 (e.g. 0.1)",
+                e.0
+            ))
+        })?;
     let run_id = new_run_id(args.seed);
     let out_dir = args
         .out
@@ -92,9 +90,9 @@ pub fn run(args: RunArgs) -> Outcome {
         let result = engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
         progress.finish();
         watcher.abort();
-        result.map_err(|e| match e {
-            EngineError::Unsupported { .. } => Failure::InvalidInput(e.into()),
-            EngineError::Target { .. } => Failure::Infrastructure(e.into()),
+        result.map_err(|e| match e.exit_status() {
+            ExitStatus::InvalidInput => Failure::InvalidInput(e.into()),
+            _ => Failure::Infrastructure(e.into()),
         })
     })?;
     finish(&outcome, &out_dir)
@@ -102,8 +100,7 @@ pub fn run(args: RunArgs) -> Outcome {
 
 /// Writes every output file and maps the outcome to an exit code.
 fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
-    let written = write_reports(out_dir, &outcome.summary)
-        .and_then(|_| write_timeline(&out_dir.join("timeline.jsonl"), &outcome.data))
+    let written = write_reports(out_dir, &outcome.summary, &outcome.data)
         .with_context(|| format!("writing results to {}", out_dir.display()))
         .map_err(Failure::Infrastructure);
     written?;
@@ -123,49 +120,20 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         s.expectations.len(),
         out_dir.join("report.html").display()
     );
-    if let Some(e) = &outcome.error {
-        return Err(Failure::Infrastructure(anyhow!(
-            "{e}; partial results written to {}",
-            out_dir.display()
-        )));
-    }
-    if outcome.interrupted {
-        return Err(Failure::Infrastructure(anyhow!(
-            "interrupted; partial results written to {}",
-            out_dir.display()
-        )));
-    }
-    match s.verdict {
-        Verdict::Pass => Ok(()),
-        Verdict::Fail => Err(Failure::ExpectationFailed),
-    }
-}
-
-/// One JSON object per line: control-plane events and sidecar samples, in time order.
-fn write_timeline(path: &Path, data: &RunData) -> std::io::Result<()> {
-    let mut lines: Vec<(f64, serde_json::Value)> = Vec::new();
-    for e in &data.events {
-        lines.push((
-            e.t_s,
-            serde_json::to_value(e).map_err(std::io::Error::other)?,
-        ));
-    }
-    for pod in &data.pods {
-        for s in &pod.samples {
-            let mut v = serde_json::to_value(s).map_err(std::io::Error::other)?;
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("event".into(), "sample".into());
-                obj.insert("pod".into(), pod.name.clone().into());
-            }
-            lines.push((s.t_s, v));
+    match outcome.exit_status() {
+        ExitStatus::Passed => Ok(()),
+        ExitStatus::ExpectationFailed => Err(Failure::ExpectationFailed),
+        ExitStatus::InvalidInput | ExitStatus::Infrastructure => {
+            let why = match &outcome.error {
+                Some(e) => engine::error_chain(e),
+                None => "interrupted".to_owned(),
+            };
+            Err(Failure::Infrastructure(anyhow!(
+                "{why}; partial results written to {}",
+                out_dir.display()
+            )))
         }
     }
-    lines.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    for (_, v) in lines {
-        writeln!(file, "{v}")?;
-    }
-    file.flush()
 }
 
 /// `YYYYMMDD-HHMMSS-xxxx`: sortable, unique enough for one machine.

@@ -1,5 +1,5 @@
 //! One Service's endpoints as the control plane keeps them over a run: pods and nodes come and
-//! go, the EndpointSlice controller reconciles (hints and their events, via `crate::k8s`), and
+//! go, the EndpointSlice controller reconciles (hints and their events, via `kube_model`), and
 //! kube-proxy in each zone derives which pods new connections may go to. Every observable
 //! change comes back as timeline events.
 //!
@@ -13,10 +13,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::k8s::kube_proxy::{ProxyNode, ProxyOptions, ServicePolicy, usable_endpoints};
-use crate::k8s::reconcile::{ControllerOptions, ServiceTopology, reconcile_slice_hints};
-use crate::k8s::{AddressType, Endpoint, EndpointSlice, Node, SliceInfo, TopologyCache};
 use crate::measure::EventKind;
+use kube_model::kube_proxy::{ProxyNode, ProxyOptions, ServicePolicy, usable_endpoints};
+use kube_model::reconcile::{ControllerOptions, ServiceTopology, reconcile_slice_hints};
+use kube_model::{AddressType, Endpoint, EndpointSlice, Node, SliceInfo, TopologyCache};
 
 /// A pod as the endpoint controller sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl ServiceEndpoints {
         let mut out: Vec<EventKind> = k8s_events
             .into_iter()
             .map(|e| EventKind::KubeEvent {
-                kind: format!("{:?}", e.event_type),
+                kind: e.event_type,
                 reason: e.reason,
                 message: e.message,
                 object: format!(
@@ -226,7 +226,7 @@ impl ServiceEndpoints {
                     .on_node(&p.node);
                 e.conditions.serving = Some(p.ready);
                 e.conditions.terminating = Some(p.terminating);
-                e.with_hints(self.hints.get(&p.name).map(|z| crate::k8s::Hints {
+                e.with_hints(self.hints.get(&p.name).map(|z| kube_model::Hints {
                     for_zones: z.clone(),
                     for_nodes: Vec::new(),
                 }))

@@ -1,9 +1,12 @@
 //! Checks each expectation against the run's data: picks the measurement, computes it over the
 //! expectation's window, compares with the bounds. Nothing measured is a failure, never a pass.
+//! The scenario's windows and control-plane durations are Kubernetes time; the data is on the
+//! wall clock, so both are brought to it with the run's [`TimeScale`].
 
+use super::time_scale::TimeScale;
 use crate::measure::{self, Measured, RunData, Window};
-use crate::report::{ExpectationResult, Threshold as ReportThreshold, WindowSummary};
-use crate::scenario::model::{Expectation, Metric};
+use crate::report::{self, ExpectationResult, WindowSummary};
+use crate::scenario::model::{Expectation, Metric, Threshold};
 
 /// Measures `metric` over `window`.
 pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured {
@@ -28,15 +31,20 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
     }
 }
 
-/// Evaluates one expectation. A window that extends past what ran (a partial run) is cut to it.
-pub fn evaluate(expectation: &Expectation, run: &RunData) -> ExpectationResult {
+/// Evaluates one expectation of a run at `scale`. A window that extends past what ran (a
+/// partial run) is cut to it.
+pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> ExpectationResult {
     let window = Window {
-        from_s: expectation.window.from.as_secs_f64(),
-        to_s: expectation.window.to.as_secs_f64().min(run.duration_s),
+        from_s: scale.wall(expectation.window.from).as_secs_f64(),
+        to_s: scale
+            .wall(expectation.window.to)
+            .as_secs_f64()
+            .min(run.duration_s),
     };
     let measured = measure_metric(expectation.metric, run, window);
-    let min = expectation.min.map(|t| t.as_f64());
-    let max = expectation.max.map(|t| t.as_f64());
+    let bound = |t: Threshold| wall_bound(expectation.metric, t, scale);
+    let min = expectation.min.map(bound);
+    let max = expectation.max.map(bound);
     let passed = measured
         .value
         .is_some_and(|v| min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m));
@@ -57,9 +65,20 @@ pub fn evaluate(expectation: &Expectation, run: &RunData) -> ExpectationResult {
             to_s: window.to_s,
         },
         observed: measured.value,
-        threshold: ReportThreshold { min, max },
+        threshold: report::Threshold { min, max },
         passed,
         evidence,
+    }
+}
+
+/// A bound as a number on the run's clock: the control plane's durations (`rolloutDuration`,
+/// `timeToScaleUp`) scale like the clock; a request latency is the data plane's and does not.
+fn wall_bound(metric: Metric, threshold: Threshold, scale: TimeScale) -> f64 {
+    match (metric, threshold) {
+        (Metric::RolloutDuration | Metric::TimeToScaleUp, Threshold::Latency(d)) => {
+            scale.wall(d).as_secs_f64()
+        }
+        (_, t) => t.as_f64(),
     }
 }
 
@@ -86,4 +105,77 @@ pub fn explain_failure(result: &ExpectationResult) -> String {
         result.window.to_s,
         result.evidence
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{EventKind, RecordedEvent, RolloutStage};
+    use crate::scenario::load_scenario_str;
+
+    const SCENARIO: &str = r#"
+apiVersion: harness/v1alpha1
+kind: Scenario
+metadata: { name: t }
+cluster:
+  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
+service:
+  name: s
+  replicas: 2
+  serviceTime: { fixed: 20ms }
+load:
+  duration: 10m
+  requestTimeout: 5s
+  generators: [{ name: g, zone: z, rate: 10 }]
+timeline:
+  - { at: 2m, name: roll, rollout: { restart: true } }
+expect:
+  - { metric: rolloutDuration, max: 5m, window: { from: roll } }
+  - { metric: latencyP99, max: 500ms }
+"#;
+
+    /// A run of the scenario at scale 0.1: the rollout (at 2 min of Kubernetes time, so 12 s
+    /// of wall time) took 8 s of wall time (80 s of Kubernetes time).
+    fn run() -> RunData {
+        let event = |t_s, stage| RecordedEvent {
+            t_s,
+            kind: EventKind::Rollout { revision: 1, stage },
+        };
+        RunData {
+            duration_s: 60.0,
+            events: vec![
+                event(12.0, RolloutStage::Started),
+                event(20.0, RolloutStage::Complete),
+            ],
+            ..RunData::default()
+        }
+    }
+
+    #[test]
+    fn windows_and_control_plane_bounds_go_to_the_wall_clock_but_latency_does_not() {
+        let scenario = load_scenario_str(SCENARIO, "t.yaml", None).unwrap();
+        let scale = TimeScale::new(0.1).unwrap();
+        let rollout = evaluate(&scenario.expectations[0], &run(), scale);
+        assert_eq!((rollout.window.from_s, rollout.window.to_s), (12.0, 60.0));
+        assert_eq!(
+            rollout.threshold.max,
+            Some(30.0),
+            "5 min of Kubernetes time"
+        );
+        assert_eq!(rollout.observed, Some(8.0));
+        assert!(rollout.passed);
+        let latency = evaluate(&scenario.expectations[1], &run(), scale);
+        assert_eq!(
+            latency.threshold.max,
+            Some(0.5),
+            "the data plane is not scaled"
+        );
+        assert_eq!((latency.window.from_s, latency.window.to_s), (0.0, 60.0));
+
+        // At Kubernetes' own timings the same data misses the action's window.
+        let real = evaluate(&scenario.expectations[0], &run(), TimeScale::REAL);
+        assert_eq!(real.window.from_s, 120.0);
+        assert_eq!(real.observed, None);
+        assert!(!real.passed);
+    }
 }

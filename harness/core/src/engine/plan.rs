@@ -8,7 +8,6 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::run::describe;
 use std::time::Duration;
 
 use crate::control_plane::cluster::{Applied, ClusterModel, PodOp};
@@ -60,7 +59,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
             &model,
             scenario,
             Some(event.at.as_secs_f64()),
-            describe(event),
+            event.to_string(),
             &events,
         ));
     }

@@ -9,7 +9,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::evaluate::evaluate;
 use super::summarize::{RunFacts, summarize};
-use super::target::{Observation, RunClock, RunContext, Target, TargetError, requirements};
+use super::target::{
+    Observation, RunClock, RunContext, Target, TargetError, error_chain, requirements,
+};
+use super::time_scale::TimeScale;
 use crate::measure::RunData;
 use crate::report::Summary;
 use crate::scenario::model::Scenario;
@@ -46,12 +49,16 @@ pub enum EngineError {
     /// The scenario needs what the target cannot do; nothing was started.
     #[error("target `{target}` cannot run this scenario; it does not support: {missing}")]
     Unsupported { target: String, missing: String },
-    #[error("{phase} failed: {source}")]
+    /// The target failed during `phase`; the cause is the source.
+    #[error("{phase} failed")]
     Target {
         phase: &'static str,
         #[source]
         source: TargetError,
     },
+    /// Ctrl-C before anything was measured.
+    #[error("interrupted during {phase}")]
+    Interrupted { phase: &'static str },
 }
 
 /// The result of a run that got as far as producing data.
@@ -75,7 +82,7 @@ pub async fn run<T: Target>(
     cancel: CancellationToken,
     progress: &dyn Progress,
 ) -> Result<RunOutcome, EngineError> {
-    let missing: Vec<String> = requirements(scenario)
+    let missing: Vec<String> = requirements(scenario, ctx.time_scale)
         .difference(&target.capabilities())
         .map(ToString::to_string)
         .collect();
@@ -89,14 +96,18 @@ pub async fn run<T: Target>(
     progress.phase("deploy");
     let deployed = tokio::select! {
         r = target.deploy(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "deploy", source }),
-        () = cancel.cancelled() => Err(EngineError::Target { phase: "deploy", source: TargetError::new("interrupted") }),
+        () = cancel.cancelled() => Err(EngineError::Interrupted { phase: "deploy" }),
     };
     if let Err(e) = deployed {
         finish(target, options, progress).await;
         return Err(e);
     }
 
-    let clock = RunClock::starting_after(scenario.load.warmup, scenario.load.duration);
+    let scale = ctx.time_scale;
+    let clock = RunClock::starting_after(
+        scale.wall(scenario.load.warmup),
+        scale.wall(scenario.load.duration),
+    );
     let started_at = rfc3339_utc(clock.load_start_unix_ms);
     progress.phase("warm-up");
     let mut error = None;
@@ -107,7 +118,7 @@ pub async fn run<T: Target>(
             source,
         });
     } else {
-        match drive_load(target, scenario, &clock, &cancel, progress).await {
+        match drive_load(target, scenario, scale, &clock, &cancel, progress).await {
             Ok(was_interrupted) => interrupted = was_interrupted,
             Err(e) => error = Some(e),
         }
@@ -122,7 +133,10 @@ pub async fn run<T: Target>(
                 phase: "collect",
                 source,
             };
-            progress.note(&format!("{e}; the report covers no load data"));
+            progress.note(&format!(
+                "{}; the report covers no load data",
+                error_chain(&e)
+            ));
             error.get_or_insert(e);
             RunData {
                 load_started_unix_ms: clock.load_start_unix_ms,
@@ -133,14 +147,14 @@ pub async fn run<T: Target>(
     finish(target, options, progress).await;
 
     let partial_reason = match (&error, interrupted) {
-        (Some(e), _) => Some(e.to_string()),
+        (Some(e), _) => Some(error_chain(e)),
         (None, true) => Some("interrupted by the user".to_string()),
         (None, false) => None,
     };
     let results = scenario
         .expectations
         .iter()
-        .map(|e| evaluate(e, &data))
+        .map(|e| evaluate(e, &data, scale))
         .collect();
     let facts = RunFacts {
         scenario: scenario.name.clone(),
@@ -149,7 +163,7 @@ pub async fn run<T: Target>(
         run_id: ctx.run_id.clone(),
         seed: ctx.seed,
         started_at,
-        time_scale: ctx.time_scale,
+        time_scale: scale.factor(),
         partial_reason,
     };
     let summary = summarize(facts, &data, results);
@@ -166,6 +180,7 @@ pub async fn run<T: Target>(
 async fn drive_load<T: Target>(
     target: &mut T,
     scenario: &Scenario,
+    scale: TimeScale,
     clock: &RunClock,
     cancel: &CancellationToken,
     progress: &dyn Progress,
@@ -177,7 +192,7 @@ async fn drive_load<T: Target>(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut load_announced = false;
     loop {
-        let next_action = pending.peek().map(|e| clock.load_start + e.at);
+        let next_action = pending.peek().map(|e| clock.load_start + scale.wall(e.at));
         let wake = next_action.map_or(end, |a| a.min(end));
         tokio::select! {
             biased;
@@ -187,7 +202,7 @@ async fn drive_load<T: Target>(
                     return Ok(false);
                 }
                 if let Some(event) = pending.next() {
-                    progress.note(&format!("{:>6.1}s {}", clock.now_s(), describe(event)));
+                    progress.note(&format!("{:>6.1}s {event}", clock.now_s()));
                     target.act(event).await.map_err(|source| EngineError::Target { phase: "timeline action", source })?;
                 }
             }
@@ -199,60 +214,11 @@ async fn drive_load<T: Target>(
                 }
                 match target.observe().await {
                     Ok(obs) => progress.tick(now, total_s, &obs),
-                    Err(e) => progress.note(&format!("observe failed: {e}")),
+                    Err(e) => progress.note(&format!("observe failed: {}", error_chain(&e))),
                 }
             }
         }
     }
-}
-
-/// Human description of a timeline entry.
-pub fn describe(event: &crate::scenario::model::TimelineEvent) -> String {
-    use crate::scenario::model::Action::*;
-    let what = match &event.action {
-        SetNodeReady { node, ready } => format!("node {node} Ready={ready}"),
-        AddNode {
-            zone,
-            name,
-            allocatable_millicpu,
-            ..
-        } => format!("add node {name} in {zone} ({allocatable_millicpu}m CPU)"),
-        RemoveNode { node } => format!("remove node {node}"),
-        RelabelNode { node, zone } => format!("relabel node {node} to zone {zone}"),
-        SetAllocatableCpu {
-            node,
-            allocatable_millicpu,
-        } => format!("node {node} allocatable CPU {allocatable_millicpu}m"),
-        Scale { replicas } => format!("scale to {replicas}"),
-        KillPod { pod } => format!("kill pod-{pod}"),
-        Rollout(change) => describe_rollout(change),
-    };
-    match &event.name {
-        Some(name) => format!("{name}: {what}"),
-        None => what,
-    }
-}
-
-fn describe_rollout(change: &crate::scenario::model::RolloutChange) -> String {
-    use crate::scenario::model::PreStop;
-    use crate::scenario::units::format_duration;
-    if change.restart {
-        return "rollout restart".to_owned();
-    }
-    let mut changes = Vec::new();
-    if let Some(delay) = change.drain_delay {
-        changes.push(format!("drainDelay {}", format_duration(delay)));
-    }
-    match &change.pre_stop {
-        Some(PreStop::None) => changes.push("no preStop hook".to_owned()),
-        Some(PreStop::Sleep(d)) => changes.push(format!("preStop sleep {}", format_duration(*d))),
-        Some(PreStop::Exec(command)) => changes.push(format!("preStop exec {}", command.join(" "))),
-        None => {}
-    }
-    if let Some(grace) = change.grace_period {
-        changes.push(format!("gracePeriod {}", format_duration(grace)));
-    }
-    format!("rollout ({})", changes.join(", "))
 }
 
 async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn Progress) {
@@ -262,7 +228,7 @@ async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn 
     }
     progress.phase("teardown");
     if let Err(e) = target.teardown().await {
-        progress.note(&format!("teardown failed: {e}"));
+        progress.note(&format!("teardown failed: {}", error_chain(&e)));
     }
 }
 

@@ -1,9 +1,12 @@
-//! Turns a run's data and expectation results into the [`Summary`]: totals, per-pod numbers,
-//! skew, traffic matrix, hint events, per-second series and the sentences that explain the
-//! verdict (failed expectations first, then what the control plane did).
+//! Turns a run's data and expectation results into the [`Summary`]: the verdict, totals,
+//! per-pod numbers, skew, traffic matrix, hint events and per-second series. The sentences
+//! that explain the verdict are [`super::explain`]'s.
 
 use std::collections::BTreeMap;
 
+use kube_model::events::is_topology_hints_reason;
+
+use super::explain::explain;
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::*;
 
@@ -23,38 +26,13 @@ pub struct RunFacts {
 /// Builds the summary.
 pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationResult>) -> Summary {
     let whole = Window::whole(run);
-    let failed: Vec<String> = expectations
-        .iter()
-        .filter(|e| !e.passed)
-        .map(super::evaluate::explain_failure)
-        .collect();
-    let verdict = if failed.is_empty() && facts.partial_reason.is_none() {
+    let verdict = if expectations.iter().all(|e| e.passed) && facts.partial_reason.is_none() {
         Verdict::Pass
     } else {
         Verdict::Fail
     };
-    let mut explanation = failed;
-    if let Some(reason) = &facts.partial_reason {
-        explanation.insert(
-            0,
-            format!("the run was cut short ({reason}); numbers cover what ran"),
-        );
-    }
-    if run
-        .events
-        .iter()
-        .any(|e| matches!(e.kind, EventKind::Hints { .. }))
-    {
-        explanation.extend(control_plane_story(run));
-    }
-    explanation.extend(lifecycle_story(run));
     let skew = measure::skew(run, whole);
-    if !skew.starved.is_empty() {
-        explanation.push(format!(
-            "starved over the whole run (< 10% of a fair share): {}",
-            skew.starved.join(", ")
-        ));
-    }
+    let explanation = explain(facts.partial_reason.as_deref(), run, &expectations, &skew);
     Summary {
         schema: SUMMARY_SCHEMA.to_string(),
         scenario: facts.scenario,
@@ -163,9 +141,9 @@ fn hints(run: &RunData) -> HintsSummary {
                 reason,
                 message,
                 ..
-            } if reason.starts_with("TopologyAwareHints") => Some(HintEventSummary {
+            } if is_topology_hints_reason(reason) => Some(HintEventSummary {
                 t_s: e.t_s,
-                kind: kind.clone(),
+                kind: kind.to_string(),
                 reason: reason.clone(),
                 message: message.clone(),
             }),
@@ -198,7 +176,7 @@ fn series(run: &RunData) -> Series {
         errors[second] += row
             .responses
             .iter()
-            .filter(|(c, _)| !c.starts_with('2'))
+            .filter(|(c, _)| !measure::is_success_key(c))
             .map(|(_, v)| v)
             .sum::<u64>()
             + row.transport_errors.values().sum::<u64>();
@@ -245,64 +223,6 @@ fn series(run: &RunData) -> Series {
     s
 }
 
-/// Sentences about rollouts, kubelet warnings and autoscaling, e.g. "rollout of revision 1:
-/// 3.0s to 3.4s" or "autoscaler: 4 → 8 replicas at 7.7s (demand 200 rps at the source, 79
-/// processed at the destination)".
-fn lifecycle_story(run: &RunData) -> Vec<String> {
-    let mut story = Vec::new();
-    let mut started: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut warnings: BTreeMap<String, usize> = BTreeMap::new();
-    let mut scalings = Vec::new();
-    for e in run.events.iter().filter(|e| e.t_s >= 0.0) {
-        match &e.kind {
-            EventKind::Rollout { revision, stage } if stage == "started" => {
-                started.insert(*revision, e.t_s);
-            }
-            EventKind::Rollout { revision, stage } if stage == "complete" => {
-                let from = started.remove(revision).unwrap_or(e.t_s);
-                story.push(format!(
-                    "rollout of revision {revision}: {from:.1}s to {:.1}s",
-                    e.t_s
-                ));
-            }
-            EventKind::KubeEvent { kind, reason, .. }
-                if kind == "Warning" && !reason.starts_with("TopologyAwareHints") =>
-            {
-                *warnings.entry(reason.clone()).or_default() += 1;
-            }
-            EventKind::Autoscaler {
-                current,
-                desired,
-                source_rps,
-                destination_rps,
-            } if current != desired => scalings.push(format!(
-                "autoscaler: {current} → {desired} replicas at {:.1}s (demand {source_rps:.0} \
-                 rps at the source, {destination_rps:.0} processed at the destination)",
-                e.t_s
-            )),
-            _ => {}
-        }
-    }
-    for (revision, from) in started {
-        story.push(format!(
-            "rollout of revision {revision} started at {from:.1}s and did not complete"
-        ));
-    }
-    for (reason, n) in warnings {
-        story.push(format!("{n}× {reason} (Warning)"));
-    }
-    if scalings.is_empty()
-        && run
-            .events
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Autoscaler { .. }))
-    {
-        story.push("autoscaler: never changed the replica count".into());
-    }
-    story.extend(scalings);
-    story
-}
-
 /// Admitted requests per second over all sidecars, from their cumulative counters.
 fn destination_per_second(run: &RunData, n: usize) -> Vec<f64> {
     let mut out = vec![0.0; n];
@@ -320,82 +240,4 @@ fn destination_per_second(run: &RunData, n: usize) -> Vec<f64> {
         }
     }
     out
-}
-
-/// Sentences about hints and reachability: the state at load start, then every change of the
-/// hints with the event that explains it and who each zone's clients reach afterwards, e.g.
-/// "12.0s: hints removed (TopologyAwareHintsDisabled: ...); clients in zone a reach 4 of 4".
-fn control_plane_story(run: &RunData) -> Vec<String> {
-    let mut story = Vec::new();
-    let mut reach: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
-    let mut hints_on = false;
-    let mut told_start = false;
-    let mut i = 0;
-    while i < run.events.len() {
-        let t = run.events[i].t_s;
-        let group: Vec<&EventKind> = run.events[i..]
-            .iter()
-            .take_while(|e| e.t_s == t)
-            .map(|e| &e.kind)
-            .collect();
-        i += group.len();
-        if t >= 0.0 && !told_start {
-            story.push(describe_state("at load start", hints_on, None, &reach));
-            told_start = true;
-        }
-        let mut changed = None;
-        let mut reason = None;
-        for kind in &group {
-            match kind {
-                EventKind::Hints { enabled, .. } => {
-                    if *enabled != hints_on {
-                        changed = Some(*enabled);
-                    }
-                    hints_on = *enabled;
-                }
-                EventKind::Reachability {
-                    zone,
-                    pods,
-                    ready_pods,
-                } => {
-                    reach.insert(zone.clone(), (pods.clone(), *ready_pods));
-                }
-                EventKind::KubeEvent {
-                    reason: r, message, ..
-                } => reason = Some(format!("{r}: {message}")),
-                _ => {}
-            }
-        }
-        if t >= 0.0
-            && let Some(on) = changed
-        {
-            story.push(describe_state(&format!("{t:.1}s"), on, reason, &reach));
-        }
-    }
-    if !told_start && !run.events.is_empty() {
-        story.push(describe_state("at load start", hints_on, None, &reach));
-    }
-    story
-}
-
-fn describe_state(
-    when: &str,
-    hints_on: bool,
-    reason: Option<String>,
-    reach: &BTreeMap<String, (Vec<String>, usize)>,
-) -> String {
-    let mut line = format!("{when}: hints {}", if hints_on { "on" } else { "off" });
-    if let Some(r) = reason {
-        line.push_str(&format!(" ({r})"));
-    }
-    for (zone, (pods, ready)) in reach {
-        line.push_str(&format!(
-            "; clients in zone {zone} reach {} of {ready} ready pods",
-            pods.len()
-        ));
-        if pods.len() < *ready {
-            line.push_str(&format!(" ({})", pods.join(", ")));
-        }
-    }
-    line
 }

@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::time_scale::TimeScale;
 use crate::measure::RunData;
 use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent, Via};
 
@@ -28,11 +29,13 @@ pub enum Capability {
     Rollout,
     Autoscaler,
     LoadBalancer,
+    /// Running the control plane faster than Kubernetes does (a time scale below 1).
+    TimeScale,
 }
 
 impl Capability {
     /// Every capability there is (a target that can do everything returns these).
-    pub const ALL: [Capability; 15] = [
+    pub const ALL: [Capability; 16] = [
         Capability::Sidecar,
         Capability::Sse,
         Capability::ReadinessOnSaturation,
@@ -48,6 +51,7 @@ impl Capability {
         Capability::Rollout,
         Capability::Autoscaler,
         Capability::LoadBalancer,
+        Capability::TimeScale,
     ];
 }
 
@@ -71,14 +75,21 @@ impl fmt::Display for Capability {
             Capability::Rollout => "the rollout action",
             Capability::Autoscaler => "the HorizontalPodAutoscaler (service.autoscaler)",
             Capability::LoadBalancer => "the load balancer (loadBalancer / via: loadBalancer)",
+            Capability::TimeScale => {
+                "a time scale below 1 (--time-scale / timeScale): its controllers, kubelets and \
+                 load balancers keep their own clocks, so run with --time-scale 1"
+            }
         };
         f.write_str(text)
     }
 }
 
-/// Everything `scenario` needs.
-pub fn requirements(scenario: &Scenario) -> BTreeSet<Capability> {
+/// Everything `scenario` needs when run at `time_scale`.
+pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capability> {
     let mut needs = BTreeSet::new();
+    if !time_scale.is_real() {
+        needs.insert(Capability::TimeScale);
+    }
     if let Some(sidecar) = &scenario.service.sidecar {
         needs.insert(Capability::Sidecar);
         if sidecar.readiness_on_saturation.is_some() {
@@ -132,8 +143,9 @@ pub struct RunContext {
     /// Output directory of this run (reports, logs).
     pub out_dir: PathBuf,
     pub seed: u64,
-    /// Control-plane time scale (1.0 = Kubernetes' own timings).
-    pub time_scale: f64,
+    /// The control-plane time scale of this run (the one place it is kept; the scenario stays
+    /// in Kubernetes time).
+    pub time_scale: TimeScale,
 }
 
 /// The run's clock: `t = 0` is the load start (end of the warm-up).
@@ -191,15 +203,41 @@ pub struct Observation {
     pub hints_enabled: bool,
 }
 
-/// A target failed (process, port, API server...): an infrastructure error.
+/// Any error a target's operation can fail with (a `LocalError`, a `kube::Error`, an I/O
+/// error...), kept whole so callers can still downcast it and read its status or command.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A target failed (process, port, API server...): an infrastructure error. `operation` says
+/// what the target was doing; the cause is the [`std::error::Error::source`].
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct TargetError(pub String);
+#[error("{operation}")]
+pub struct TargetError {
+    /// What failed, e.g. "starting the pods" or "applying `kill pod-3`".
+    pub operation: String,
+    #[source]
+    pub source: BoxError,
+}
 
 impl TargetError {
-    pub fn new(message: impl fmt::Display) -> Self {
-        TargetError(message.to_string())
+    /// `operation` failed because of `source`.
+    pub fn new(operation: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        TargetError {
+            operation: operation.into(),
+            source: source.into(),
+        }
     }
+}
+
+/// `error` and every source under it, joined with `: ` (what `{:#}` of anyhow prints).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        next = e.source();
+    }
+    text
 }
 
 /// A place scenarios run. Methods are called in this order: `deploy`, `start_load`, any
@@ -222,4 +260,22 @@ pub trait Target {
     async fn collect(&mut self, interrupted: bool) -> Result<RunData, TargetError>;
     /// Stops and removes everything the run created.
     async fn teardown(&mut self) -> Result<(), TargetError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_errors_keep_their_cause_whole() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = TargetError::new("scraping pod-1", io);
+        assert_eq!(e.to_string(), "scraping pod-1");
+        let cause = std::error::Error::source(&e).expect("a source");
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .expect("the original error type survives");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(error_chain(&e), "scraping pod-1: refused");
+    }
 }

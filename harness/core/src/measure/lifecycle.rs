@@ -5,16 +5,17 @@
 
 use std::collections::BTreeMap;
 
-use super::{EventKind, Measured, RunData, Window};
+use super::{EventKind, Measured, RolloutStage, RunData, TerminationStage, Window};
 
 /// When each pod left the ready endpoints because it was deleted.
 pub fn deletion_times(run: &RunData) -> BTreeMap<String, f64> {
     run.events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Termination { pod, stage } if stage == "deleted" => {
-                Some((pod.clone(), e.t_s))
-            }
+            EventKind::Termination {
+                pod,
+                stage: TerminationStage::Deleted,
+            } => Some((pod.clone(), e.t_s)),
             _ => None,
         })
         .collect()
@@ -102,11 +103,11 @@ pub fn rollout_duration(run: &RunData, window: Window) -> Measured {
     let mut started: Option<(u32, f64)> = None;
     for e in &run.events {
         if let EventKind::Rollout { revision, stage } = &e.kind {
-            match (stage.as_str(), started) {
-                ("started", None) if window.has_instant(e.t_s) => {
+            match (stage, started) {
+                (RolloutStage::Started, None) if window.has_instant(e.t_s) => {
                     started = Some((*revision, e.t_s))
                 }
-                ("complete", Some((rev, t0))) if *revision == rev => {
+                (RolloutStage::Complete, Some((rev, t0))) if *revision == rev => {
                     return Measured {
                         value: Some(e.t_s - t0),
                         evidence: format!(

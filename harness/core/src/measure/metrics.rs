@@ -2,9 +2,23 @@
 
 use std::collections::BTreeMap;
 
+use workload_contract::loadgen::{StatusCode, TransportError};
+
 use super::{EventKind, Measured, RunData, Window};
 
-/// Request outcomes summed over generators inside a window.
+/// Whether a `responses` key is a 2xx status (a key that is no status code is not).
+pub fn is_success_key(key: &str) -> bool {
+    key.parse::<StatusCode>().is_ok_and(StatusCode::is_success)
+}
+
+/// Whether a `responses` key is a 5xx status.
+pub fn is_server_error_key(key: &str) -> bool {
+    key.parse::<StatusCode>()
+        .is_ok_and(StatusCode::is_server_error)
+}
+
+/// Request outcomes summed over generators inside a window: responses by status code and
+/// transport errors by kind, keyed as the loadgen report keys them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcomes {
     pub attempted: u64,
@@ -17,7 +31,7 @@ impl Outcomes {
     pub fn non_2xx(&self) -> u64 {
         self.responses
             .iter()
-            .filter(|(code, _)| !code.starts_with('2'))
+            .filter(|(code, _)| !is_success_key(code))
             .map(|(_, n)| n)
             .sum()
     }
@@ -25,9 +39,17 @@ impl Outcomes {
     pub fn http_5xx(&self) -> u64 {
         self.responses
             .iter()
-            .filter(|(code, _)| code.starts_with('5'))
+            .filter(|(code, _)| is_server_error_key(code))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// Transport errors of one kind.
+    pub fn transport_of(&self, kind: TransportError) -> u64 {
+        self.transport_errors
+            .get(kind.as_str())
+            .copied()
+            .unwrap_or(0)
     }
 
     pub fn transport(&self) -> u64 {
@@ -42,7 +64,7 @@ impl Outcomes {
         let mut parts: Vec<String> = self
             .responses
             .iter()
-            .filter(|(code, _)| !code.starts_with('2'))
+            .filter(|(code, _)| !is_success_key(code))
             .map(|(code, n)| format!("{n}× {code}"))
             .collect();
         parts.extend(
@@ -111,8 +133,7 @@ pub fn transport_error_rate(run: &RunData, window: Window) -> Measured {
 /// Client timeouts over attempts: requests that hung instead of failing fast.
 pub fn timeout_rate(run: &RunData, window: Window) -> Measured {
     let o = outcomes(run, window);
-    let timeouts = o.transport_errors.get("timeout").copied().unwrap_or(0);
-    rate(timeouts, &o)
+    rate(o.transport_of(TransportError::Timeout), &o)
 }
 
 /// p99 latency in seconds. Per-generator-second p99s are all the window data keeps, so this is

@@ -1,10 +1,14 @@
 //! What a target hands back after a run, independent of the target: each generator's report
-//! (the loadgen JSON, read field by field as documented in workloads/loadgen/REPORT.md), per-pod
-//! samples of the sidecars' destination-side metrics, and the timeline of control-plane events.
+//! (the loadgen report type of `workload_contract`, documented in workloads/loadgen/REPORT.md),
+//! per-pod samples of the sidecars' destination-side metrics, and the timeline of control-plane
+//! events.
 
 use std::collections::BTreeMap;
 
+use kube_model::EventType;
 use serde::{Deserialize, Serialize};
+use workload_contract::loadgen;
+use workload_contract::loadgen::report::TimelineRow;
 
 /// All data of one run; times are seconds from the load start.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -15,7 +19,7 @@ pub struct RunData {
     pub duration_s: f64,
     pub generators: Vec<GeneratorRun>,
     pub pods: Vec<PodRun>,
-    pub events: Vec<TimelineEvent>,
+    pub events: Vec<RecordedEvent>,
     /// Requests the load balancer sent to each pod, in short time buckets (empty without one).
     #[serde(default)]
     pub lb: Vec<LbBucket>,
@@ -37,53 +41,8 @@ pub struct LbBucket {
 pub struct GeneratorRun {
     pub name: String,
     pub zone: String,
-    pub report: LoadReport,
-}
-
-/// The parts of a loadgen report (schema `loadgen-report/v1`) the harness reads.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LoadReport {
-    pub started_at_unix_ms: u64,
-    pub partial: bool,
-    pub attempted: u64,
-    pub responses: BTreeMap<String, u64>,
-    pub transport_errors: BTreeMap<String, u64>,
-    pub dropped: u64,
-    pub latency_ms: LatencySummary,
-    pub timeline: Vec<LoadSecond>,
-    pub sse: SseSummary,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LatencySummary {
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-/// One second of a generator's run (`t` seconds after its own start).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LoadSecond {
-    pub t: u64,
-    pub attempted: u64,
-    pub responses: BTreeMap<String, u64>,
-    pub transport_errors: BTreeMap<String, u64>,
-    pub dropped: u64,
-    pub by_backend: BTreeMap<String, u64>,
-    pub latency_ms_p99: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SseSummary {
-    pub streams_opened: u64,
-    pub streams_failed: u64,
-    pub events: u64,
+    /// The generator's loadgen report, as it wrote it.
+    pub report: loadgen::Report,
 }
 
 /// One pod and its sidecar's metrics sampled over time.
@@ -112,9 +71,9 @@ pub struct PodSample {
     pub rejected_queue_timeout: u64,
 }
 
-/// Something the control plane (or the harness) did or saw.
+/// Something the control plane (or the harness) did or saw, recorded at `t_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimelineEvent {
+pub struct RecordedEvent {
     pub t_s: f64,
     #[serde(flatten)]
     pub kind: EventKind,
@@ -131,7 +90,7 @@ pub enum EventKind {
     /// A Kubernetes Event as the controller would record it.
     KubeEvent {
         #[serde(rename = "type")]
-        kind: String,
+        kind: EventType,
         reason: String,
         message: String,
         object: String,
@@ -156,11 +115,13 @@ pub enum EventKind {
         zone: String,
         created: bool,
     },
-    /// A step of a pod's termination: `deleted` (it left the ready endpoints), `sigterm`,
-    /// `sigkill`, `exited`.
-    Termination { pod: String, stage: String },
-    /// A Deployment rollout `started` or `complete`.
-    Rollout { revision: u32, stage: String },
+    /// A step of a pod's termination.
+    Termination {
+        pod: String,
+        stage: TerminationStage,
+    },
+    /// A Deployment rollout started or completed.
+    Rollout { revision: u32, stage: RolloutStage },
     /// One HPA sync: replicas before, the decision, and both sides' request rates.
     Autoscaler {
         current: u32,
@@ -172,6 +133,28 @@ pub enum EventKind {
     Note { message: String },
 }
 
+/// A step of a pod's termination, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminationStage {
+    /// Deleted: it left the ready endpoints, termination begins.
+    Deleted,
+    /// SIGTERM was sent (after the preStop hook).
+    Sigterm,
+    /// SIGKILL was sent: the grace period ran out.
+    Sigkill,
+    /// Its processes are gone; it left the EndpointSlice.
+    Exited,
+}
+
+/// The two moments of a Deployment rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RolloutStage {
+    Started,
+    Complete,
+}
+
 impl RunData {
     /// Seconds in the run, rounded up: the length of per-second series.
     pub fn seconds(&self) -> usize {
@@ -180,7 +163,7 @@ impl RunData {
 
     /// Each generator's timeline rows with their second index on the run's clock. Rows from
     /// before the load start (a generator's warm-up) are left out.
-    pub fn load_seconds(&self) -> impl Iterator<Item = (&GeneratorRun, usize, &LoadSecond)> {
+    pub fn load_seconds(&self) -> impl Iterator<Item = (&GeneratorRun, usize, &TimelineRow)> {
         self.generators.iter().flat_map(move |g| {
             let offset_ms = g.report.started_at_unix_ms as i64 - self.load_started_unix_ms as i64;
             let offset = (offset_ms as f64 / 1000.0).round() as i64;
@@ -189,5 +172,45 @@ impl RunData {
                 usize::try_from(second).ok().map(|s| (g, s, row))
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed stages and event types write the same JSON the strings did (timeline.jsonl).
+    #[test]
+    fn typed_events_keep_their_json() {
+        let cases = [
+            (
+                EventKind::Termination {
+                    pod: "pod-1".into(),
+                    stage: TerminationStage::Sigkill,
+                },
+                r#"{"t_s":1.5,"event":"termination","pod":"pod-1","stage":"sigkill"}"#,
+            ),
+            (
+                EventKind::Rollout {
+                    revision: 2,
+                    stage: RolloutStage::Complete,
+                },
+                r#"{"t_s":1.5,"event":"rollout","revision":2,"stage":"complete"}"#,
+            ),
+            (
+                EventKind::KubeEvent {
+                    kind: EventType::Warning,
+                    reason: "FailedPreStopHook".into(),
+                    message: "m".into(),
+                    object: "pod/pod-1".into(),
+                },
+                r#"{"t_s":1.5,"event":"kubeEvent","type":"Warning","reason":"FailedPreStopHook","message":"m","object":"pod/pod-1"}"#,
+            ),
+        ];
+        for (kind, json) in cases {
+            let event = RecordedEvent { t_s: 1.5, kind };
+            assert_eq!(serde_json::to_string(&event).unwrap(), json);
+            assert_eq!(serde_json::from_str::<RecordedEvent>(json).unwrap(), event);
+        }
     }
 }

@@ -1,12 +1,14 @@
-//! Run output: the summary model and the files written from it — `summary.json`, `junit.xml`
-//! (a testcase per expectation), `report.md` (fit for a CI step summary) and `report.html` (one
-//! self-contained page with inline SVG charts).
+//! Run output: the summary model and every file of a run's directory, written by one
+//! function ([`write_reports`]) — `summary.json`, `junit.xml` (a testcase per expectation),
+//! `report.md` (fit for a CI step summary), `report.html` (one self-contained page with inline
+//! SVG charts) and `timeline.jsonl` (the recorded events and samples).
 
 mod html;
 mod junit;
 mod markdown;
 pub mod summary;
 mod svg;
+mod timeline;
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +16,9 @@ pub use html::render_html;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use summary::*;
+pub use timeline::render_timeline;
+
+use crate::measure::RunData;
 
 /// Escapes text for XML and HTML element content and attribute values.
 pub(crate) fn escape(text: &str) -> String {
@@ -31,15 +36,22 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
-/// Writes summary.json, junit.xml, report.md and report.html into `dir`; returns their paths.
-pub fn write_reports(dir: &Path, summary: &Summary) -> std::io::Result<Vec<PathBuf>> {
+/// Writes summary.json, junit.xml, report.md, report.html and timeline.jsonl (from `data`)
+/// into `dir`; returns their paths.
+pub fn write_reports(
+    dir: &Path,
+    summary: &Summary,
+    data: &RunData,
+) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    let timeline = render_timeline(data).map_err(std::io::Error::other)?;
     let files = [
         ("summary.json", json),
         ("junit.xml", render_junit(summary)),
         ("report.md", render_markdown(summary)),
         ("report.html", render_html(summary)),
+        ("timeline.jsonl", timeline),
     ];
     let mut written = Vec::new();
     for (name, content) in files {

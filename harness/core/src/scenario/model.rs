@@ -3,6 +3,7 @@
 //! Built only from a file that passed every check (`scenario::load_scenario`).
 
 mod autoscaler;
+mod display;
 mod load_balancer;
 mod workload;
 
@@ -36,9 +37,10 @@ pub struct Scenario {
     /// Changes during the load, in time order.
     pub timeline: Vec<TimelineEvent>,
     pub expectations: Vec<Expectation>,
-    /// `timeScale`, in (0, 1] (default 1): the default for `harness run --time-scale`. It
-    /// multiplies every control-plane period, delay and timeout and the scenario clock, not
-    /// the data plane (service time, request timeout, SSE heartbeat, sidecar queue timeout).
+    /// `timeScale`, in (0, 1] (default 1): only the default for `harness run --time-scale`.
+    /// The scenario itself always stays in Kubernetes time; the scale of a run is kept in its
+    /// `RunContext` and applied where a target sleeps and where the engine maps the clock
+    /// (see `engine::time_scale`).
     pub time_scale: f64,
 }
 

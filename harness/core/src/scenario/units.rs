@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::format::Scalar;
 use super::model::{IntOrPercent, Rate};
-use crate::k8s::quantity::{self, QuantityError};
+use kube_model::quantity::{self, QuantityError};
 
 /// Parses a duration such as `250ms`, `30s`, `1m 30s` or `0s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -31,7 +31,7 @@ pub fn format_duration(d: Duration) -> String {
 }
 
 /// Parses a Kubernetes CPU quantity into millicores (`Quantity.MilliValue()`, via
-/// [`crate::k8s::quantity`]): `4` → 4000, `0.5` → 500, `3500m` → 3500, rounding up below a
+/// [`kube_model::quantity`]): `4` → 4000, `0.5` → 500, `3500m` → 3500, rounding up below a
 /// millicore. A bare number may also be written unquoted. Negative quantities are rejected.
 pub fn parse_cpu_millis(value: &Scalar) -> Result<u64, String> {
     let text = value.to_string();

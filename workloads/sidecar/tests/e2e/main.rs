@@ -4,6 +4,7 @@
 mod support;
 mod upstream;
 
+mod contract;
 mod drain;
 mod failures;
 mod limits;

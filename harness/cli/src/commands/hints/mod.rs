@@ -1,9 +1,8 @@
 //! `harness hints`: what the EndpointSlice controller and kube-proxy would do with a cluster's
 //! Nodes, a Service and its EndpointSlices (Kubernetes v1.34 behaviour, from the models in
-//! `harness_core::k8s`), and `harness hints sweep`: where Topology Aware Routing switches hints
+//! `kube_model`), and `harness hints sweep`: where Topology Aware Routing switches hints
 //! on and off as one zone's share of CPU moves.
 
-mod convert;
 mod load;
 mod render;
 mod report;

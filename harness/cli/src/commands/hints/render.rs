@@ -36,7 +36,7 @@ pub fn report_text(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  {:<8} {:<28} {}",
-                format!("{:?}", e.event_type),
+                e.event_type.to_string(),
                 e.reason,
                 e.message
             );

@@ -6,15 +6,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::bail;
-use harness_core::k8s::{
+use kube_model::{
     ControllerOptions, Event, HintsInput, HintsOutcome, ProxyNode, ProxyOptions, RoutingMode,
     ServicePolicy, ServiceTopology, compute_hints, usable_endpoints,
 };
-use harness_core::k8s::{Endpoint, Node};
+use kube_model::{Endpoint, Node};
 use serde::Serialize;
 
-use super::convert::{self, OwnedSlice, ServiceInfo};
-use super::load::Source;
+use kube_model::openapi::{self, ConvertError, OwnedSlice, ServiceInfo};
+
+use super::load::{Located, Source};
 
 /// One endpoint after the reconcile.
 #[derive(Debug, Serialize)]
@@ -54,23 +55,43 @@ pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow
     let nodes: Vec<Node> = src
         .objects()?
         .iter()
-        .map(|n| convert::node(&src, n))
+        .map(|n| openapi::node(&n.value).map_err(|e| in_file(&src, n, e)))
         .collect::<anyhow::Result<_>>()?;
     let src = Source::read(slices)?;
     let slices: Vec<OwnedSlice> = src
         .objects()?
         .iter()
         .enumerate()
-        .map(|(i, s)| convert::slice(&src.name, i, s))
+        .map(|(i, s)| openapi::slice(&s.value, i).map_err(|e| in_file(&src, s, e)))
         .collect::<anyhow::Result<_>>()?;
     let service = match service {
         Some(path) => {
             let svc_src = Source::read(path)?;
-            Some(convert::service(&svc_src.name, &svc_src.objects()?)?)
+            let objects = svc_src.objects()?;
+            let [svc] = objects.as_slice() else {
+                bail!(
+                    "{}: expected exactly one Service, found {}",
+                    svc_src.name,
+                    objects.len()
+                );
+            };
+            Some(openapi::service(&svc.value).map_err(|e| in_file(&svc_src, svc, e))?)
         }
         None => None,
     };
     build(&nodes, &src.name, slices, service)
+}
+
+/// A conversion error with where it is in the file: the value's line and column when the
+/// error is about a written value, else the line the object's document starts on.
+fn in_file<T>(src: &Source, object: &Located<T>, e: ConvertError) -> anyhow::Error {
+    let at = match &e {
+        ConvertError::NodeCpu { value, .. } | ConvertError::NegativeCpu { value, .. } => {
+            src.locate(object.line, "cpu", value)
+        }
+        _ => format!("{}:{}", src.name, object.line),
+    };
+    anyhow::Error::new(e).context(at)
 }
 
 /// Predicts the reconcile for already-decoded objects.
@@ -168,7 +189,7 @@ pub fn build(
 }
 
 fn ratios_without_slices(nodes: &[Node]) -> Option<BTreeMap<String, f64>> {
-    let mut cache = harness_core::k8s::TopologyCache::new();
+    let mut cache = kube_model::TopologyCache::new();
     cache.set_nodes(nodes);
     cache.cpu_ratios().cloned()
 }

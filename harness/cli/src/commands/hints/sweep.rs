@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use anyhow::{anyhow, bail};
-use harness_core::k8s::OVERLOAD_THRESHOLD;
-use harness_core::k8s::sweep::{Band, SweepPoint, bands, on_off_ranges, sweep_first_zone_share};
+use kube_model::OVERLOAD_THRESHOLD;
+use kube_model::sweep::{Band, SweepPoint, bands, on_off_ranges, sweep_first_zone_share};
 use serde::Serialize;
 
 use super::render::table;

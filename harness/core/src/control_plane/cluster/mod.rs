@@ -14,7 +14,7 @@
 //!   reports its processes gone ([`ClusterModel::pod_gone`]); how it terminates (preStop, grace
 //!   period) comes from its revision;
 //! - a rollout creates a new revision and is driven by the ported rolling-update controller
-//!   (`crate::k8s::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
+//!   (`kube_model::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
 
 mod rollout;
 
@@ -29,13 +29,13 @@ use super::endpoints::{PodRecord, ServiceEndpoints};
 use super::placement::{
     CandidateNode, PlacementRules, Spread, SpreadKey, Unschedulable, place_pod,
 };
-use crate::k8s::Node;
-use crate::k8s::reconcile::ServiceTopology;
-use crate::measure::EventKind;
+use crate::measure::{EventKind, TerminationStage};
 use crate::scenario::model::{
     Action, App, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
     TrafficDistribution, WhenUnsatisfiable,
 };
+use kube_model::Node;
+use kube_model::reconcile::ServiceTopology;
 
 /// Something the target must do to pods.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,10 +98,10 @@ pub fn service_topology(routing: Routing) -> ServiceTopology {
     match routing {
         Routing::None => ServiceTopology::default(),
         Routing::TopologyModeAuto => ServiceTopology::topology_auto(),
-        Routing::TrafficDistribution(td) => ServiceTopology::traffic_distribution(match td {
-            TrafficDistribution::PreferClose => "PreferClose",
-            TrafficDistribution::PreferSameZone => "PreferSameZone",
-            TrafficDistribution::PreferSameNode => "PreferSameNode",
+        Routing::TrafficDistribution(td) => ServiceTopology::with_traffic_distribution(match td {
+            TrafficDistribution::PreferClose => kube_model::TrafficDistribution::PreferClose,
+            TrafficDistribution::PreferSameZone => kube_model::TrafficDistribution::PreferSameZone,
+            TrafficDistribution::PreferSameNode => kube_model::TrafficDistribution::PreferSameNode,
         }),
     }
 }
@@ -287,7 +287,7 @@ impl ClusterModel {
             });
             applied.events.push(EventKind::Termination {
                 pod: pod.clone(),
-                stage: "deleted".into(),
+                stage: TerminationStage::Deleted,
             });
             applied.events.extend(self.endpoints.upsert_pod(PodRecord {
                 ready: false,
@@ -310,7 +310,7 @@ impl ClusterModel {
         self.pod_revision.remove(pod);
         let mut events = vec![EventKind::Termination {
             pod: pod.to_owned(),
-            stage: "exited".into(),
+            stage: TerminationStage::Exited,
         }];
         events.extend(self.endpoints.remove_pod(pod));
         events

@@ -1,14 +1,14 @@
 //! The Deployment controller's part of the cluster model: starting a rollout (a new revision)
 //! and stepping it with the ported rolling-update reconcile
-//! (`crate::k8s::workloads::rollout`), which decides which new pods to create and which old
+//! (`kube_model::workloads::rollout`), which decides which new pods to create and which old
 //! ones to delete.
 
 use super::{Applied, ClusterModel};
 use crate::control_plane::placement::Unschedulable;
-use crate::k8s::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
-use crate::k8s::workloads::{IntOrPercent as K8sIntOrPercent, Revision as RsRevision};
-use crate::measure::EventKind;
+use crate::measure::{EventKind, RolloutStage};
 use crate::scenario::model::{IntOrPercent, RolloutChange};
+use kube_model::workloads;
+use kube_model::workloads::rollout::{self as rolling, PodView, RolloutAction, RolloutSpec};
 
 impl ClusterModel {
     /// Starts a rollout of a new revision with `change` applied.
@@ -29,14 +29,14 @@ impl ClusterModel {
         self.rollout = Some((number, self.now));
         vec![EventKind::Rollout {
             revision: number,
-            stage: "started".into(),
+            stage: RolloutStage::Started,
         }]
     }
 
     fn rollout_spec(&self) -> RolloutSpec {
         let convert = |v: IntOrPercent| match v {
-            IntOrPercent::Int(n) => K8sIntOrPercent::Int(n as i32),
-            IntOrPercent::Percent(p) => K8sIntOrPercent::Percent(p as i32),
+            IntOrPercent::Int(n) => workloads::IntOrPercent::Int(n as i32),
+            IntOrPercent::Percent(p) => workloads::IntOrPercent::Percent(p as i32),
         };
         RolloutSpec {
             replicas: self.desired as i32,
@@ -52,9 +52,9 @@ impl ClusterModel {
             .map(|p| PodView {
                 name: p.name.clone(),
                 revision: if self.pod_revision.get(&p.name) == Some(&new_revision) {
-                    RsRevision::New
+                    workloads::Revision::New
                 } else {
-                    RsRevision::Old
+                    workloads::Revision::Old
                 },
                 created_at: self.created.get(&p.name).copied().unwrap_or_default(),
                 ready_since: self.ready_since.get(&p.name).copied(),
@@ -88,7 +88,7 @@ impl ClusterModel {
             self.rollout = None;
             applied.events.push(EventKind::Rollout {
                 revision,
-                stage: "complete".into(),
+                stage: RolloutStage::Complete,
             });
         }
         Ok(applied)
@@ -149,12 +149,13 @@ load:
             grace_period: None,
         };
         let first = model.apply(&Action::Rollout(change)).unwrap();
-        assert!(
-            first
-                .events
-                .iter()
-                .any(|e| matches!(e, EventKind::Rollout { stage, .. } if stage == "started"))
-        );
+        assert!(first.events.iter().any(|e| matches!(
+            e,
+            EventKind::Rollout {
+                stage: RolloutStage::Started,
+                ..
+            }
+        )));
         let mut pending = first.pod_ops;
         let mut now = Duration::ZERO;
         let mut completed = false;
@@ -168,10 +169,15 @@ load:
             now += Duration::from_secs(1);
             model.set_time(now);
             let step = model.rollout_step().unwrap();
-            completed |= step
-                .events
-                .iter()
-                .any(|e| matches!(e, EventKind::Rollout { stage, .. } if stage == "complete"));
+            completed |= step.events.iter().any(|e| {
+                matches!(
+                    e,
+                    EventKind::Rollout {
+                        stage: RolloutStage::Complete,
+                        ..
+                    }
+                )
+            });
             pending = step.pod_ops;
             if completed && pending.is_empty() {
                 break;

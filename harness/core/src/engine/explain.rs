@@ -1,0 +1,191 @@
+//! The sentences that explain a run's verdict, in the order a reader needs them: whether the
+//! run was cut short, each failed expectation with its evidence, then what the control plane
+//! did — hints and who each zone's clients reached, rollouts, kubelet warnings, the
+//! autoscaler's decisions — and which pods starved.
+
+use std::collections::BTreeMap;
+
+use kube_model::EventType;
+use kube_model::events::is_topology_hints_reason;
+
+use super::evaluate::explain_failure;
+use crate::measure::{EventKind, RolloutStage, RunData, SkewStats};
+use crate::report::ExpectationResult;
+
+/// The explanation of a run: `partial_reason` when it was cut short.
+pub fn explain(
+    partial_reason: Option<&str>,
+    run: &RunData,
+    expectations: &[ExpectationResult],
+    skew: &SkewStats,
+) -> Vec<String> {
+    let mut explanation = Vec::new();
+    if let Some(reason) = partial_reason {
+        explanation.push(format!(
+            "the run was cut short ({reason}); numbers cover what ran"
+        ));
+    }
+    explanation.extend(
+        expectations
+            .iter()
+            .filter(|e| !e.passed)
+            .map(explain_failure),
+    );
+    if run
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Hints { .. }))
+    {
+        explanation.extend(control_plane_story(run));
+    }
+    explanation.extend(lifecycle_story(run));
+    if !skew.starved.is_empty() {
+        explanation.push(format!(
+            "starved over the whole run (< 10% of a fair share): {}",
+            skew.starved.join(", ")
+        ));
+    }
+    explanation
+}
+
+/// Sentences about rollouts, kubelet warnings and autoscaling, e.g. "rollout of revision 1:
+/// 3.0s to 3.4s" or "autoscaler: 4 → 8 replicas at 7.7s (demand 200 rps at the source, 79
+/// processed at the destination)".
+fn lifecycle_story(run: &RunData) -> Vec<String> {
+    let mut story = Vec::new();
+    let mut started: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut warnings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut scalings = Vec::new();
+    for e in run.events.iter().filter(|e| e.t_s >= 0.0) {
+        match &e.kind {
+            EventKind::Rollout {
+                revision,
+                stage: RolloutStage::Started,
+            } => {
+                started.insert(*revision, e.t_s);
+            }
+            EventKind::Rollout {
+                revision,
+                stage: RolloutStage::Complete,
+            } => {
+                let from = started.remove(revision).unwrap_or(e.t_s);
+                story.push(format!(
+                    "rollout of revision {revision}: {from:.1}s to {:.1}s",
+                    e.t_s
+                ));
+            }
+            EventKind::KubeEvent { kind, reason, .. }
+                if *kind == EventType::Warning && !is_topology_hints_reason(reason) =>
+            {
+                *warnings.entry(reason.clone()).or_default() += 1;
+            }
+            EventKind::Autoscaler {
+                current,
+                desired,
+                source_rps,
+                destination_rps,
+            } if current != desired => scalings.push(format!(
+                "autoscaler: {current} → {desired} replicas at {:.1}s (demand {source_rps:.0} \
+                 rps at the source, {destination_rps:.0} processed at the destination)",
+                e.t_s
+            )),
+            _ => {}
+        }
+    }
+    for (revision, from) in started {
+        story.push(format!(
+            "rollout of revision {revision} started at {from:.1}s and did not complete"
+        ));
+    }
+    for (reason, n) in warnings {
+        story.push(format!("{n}× {reason} (Warning)"));
+    }
+    if scalings.is_empty()
+        && run
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Autoscaler { .. }))
+    {
+        story.push("autoscaler: never changed the replica count".into());
+    }
+    story.extend(scalings);
+    story
+}
+
+/// Sentences about hints and reachability: the state at load start, then every change of the
+/// hints with the event that explains it and who each zone's clients reach afterwards, e.g.
+/// "12.0s: hints removed (TopologyAwareHintsDisabled: ...); clients in zone a reach 4 of 4".
+fn control_plane_story(run: &RunData) -> Vec<String> {
+    let mut story = Vec::new();
+    let mut reach: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
+    let mut hints_on = false;
+    let mut told_start = false;
+    let mut i = 0;
+    while i < run.events.len() {
+        let t = run.events[i].t_s;
+        let group: Vec<&EventKind> = run.events[i..]
+            .iter()
+            .take_while(|e| e.t_s == t)
+            .map(|e| &e.kind)
+            .collect();
+        i += group.len();
+        if t >= 0.0 && !told_start {
+            story.push(describe_state("at load start", hints_on, None, &reach));
+            told_start = true;
+        }
+        let mut changed = None;
+        let mut reason = None;
+        for kind in &group {
+            match kind {
+                EventKind::Hints { enabled, .. } => {
+                    if *enabled != hints_on {
+                        changed = Some(*enabled);
+                    }
+                    hints_on = *enabled;
+                }
+                EventKind::Reachability {
+                    zone,
+                    pods,
+                    ready_pods,
+                } => {
+                    reach.insert(zone.clone(), (pods.clone(), *ready_pods));
+                }
+                EventKind::KubeEvent {
+                    reason: r, message, ..
+                } => reason = Some(format!("{r}: {message}")),
+                _ => {}
+            }
+        }
+        if t >= 0.0
+            && let Some(on) = changed
+        {
+            story.push(describe_state(&format!("{t:.1}s"), on, reason, &reach));
+        }
+    }
+    if !told_start && !run.events.is_empty() {
+        story.push(describe_state("at load start", hints_on, None, &reach));
+    }
+    story
+}
+
+fn describe_state(
+    when: &str,
+    hints_on: bool,
+    reason: Option<String>,
+    reach: &BTreeMap<String, (Vec<String>, usize)>,
+) -> String {
+    let mut line = format!("{when}: hints {}", if hints_on { "on" } else { "off" });
+    if let Some(r) = reason {
+        line.push_str(&format!(" ({r})"));
+    }
+    for (zone, (pods, ready)) in reach {
+        line.push_str(&format!(
+            "; clients in zone {zone} reach {} of {ready} ready pods",
+            pods.len()
+        ));
+        if pods.len() < *ready {
+            line.push_str(&format!(" ({})", pods.join(", ")));
+        }
+    }
+    line
+}

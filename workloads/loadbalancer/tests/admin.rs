@@ -1,0 +1,223 @@
+//! The whole balancer as the binary runs it (`loadbalancer::serve` with the flags' config):
+//! endpoints fed over the admin API register and deregister with their lags, health checks
+//! keep a failing target out, and the accounting comes back as the contract's `LbStats`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Parser;
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use loadbalancer::cli::Cli;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats};
+
+/// A pod: `/` answers its name, `/readyz` answers `ready` (200 or 503).
+async fn pod(name: &'static str, ready: bool) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| async move {
+                let mut resp = http::Response::new(Full::new(Bytes::from(name)));
+                if req.uri().path() == "/readyz" && !ready {
+                    *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                }
+                Ok::<_, std::convert::Infallible>(resp)
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service),
+            );
+        }
+    });
+    addr
+}
+
+/// One request on a fresh connection: (status, body).
+async fn request(addr: SocketAddr, method: &str, path: &str, body: String) -> (u16, String) {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "lb.test")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let resp = tokio::time::timeout(Duration::from_secs(5), sender.send_request(req))
+        .await
+        .expect("an answer within 5 s")
+        .unwrap();
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+async fn get(addr: SocketAddr) -> (u16, String) {
+    request(addr, "GET", "/", String::new()).await
+}
+
+async fn put_endpoints(admin: SocketAddr, pods: &[(&str, SocketAddr)]) {
+    let set = EndpointSet {
+        endpoints: pods
+            .iter()
+            .map(|(pod, addr)| Endpoint {
+                pod: (*pod).into(),
+                addr: *addr,
+            })
+            .collect(),
+    };
+    let (status, body) = request(
+        admin,
+        "PUT",
+        "/endpoints",
+        serde_json::to_string(&set).unwrap(),
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+}
+
+/// Polls `GET /` until it answers `want` (bounded); returns how long that took.
+async fn until_answer(lb: SocketAddr, want: (u16, &str)) -> Duration {
+    let started = Instant::now();
+    loop {
+        let (status, body) = get(lb).await;
+        if status == want.0 && (want.1.is_empty() || body == want.1) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no {want:?} within 5 s (last {status} {body:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+struct Running {
+    addr: SocketAddr,
+    admin: SocketAddr,
+    stop: CancellationToken,
+}
+
+async fn start(flags: &[&str]) -> Running {
+    let cli =
+        Cli::try_parse_from(std::iter::once("loadbalancer").chain(flags.iter().copied())).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        loadbalancer::serve(listener, admin, cli.to_config(), stopped.cancelled_owned())
+            .await
+            .unwrap();
+    });
+    Running {
+        addr,
+        admin: admin_addr,
+        stop,
+    }
+}
+
+#[tokio::test]
+async fn fed_endpoints_register_and_deregister_after_their_lags() {
+    let lb = start(&[
+        "--registration-lag",
+        "300ms",
+        "--deregistration-lag",
+        "400ms",
+        "--bucket",
+        "100ms",
+    ])
+    .await;
+    let a = pod("pod-a", true).await;
+    assert_eq!(get(lb.addr).await.0, 503, "nothing registered yet");
+
+    put_endpoints(lb.admin, &[("pod-a", a)]).await;
+    assert_eq!(get(lb.addr).await.0, 503, "within the registration lag");
+    let registered = until_answer(lb.addr, (200, "pod-a")).await;
+    assert!(registered >= Duration::from_millis(250), "{registered:?}");
+
+    put_endpoints(lb.admin, &[]).await;
+    assert_eq!(
+        get(lb.addr).await,
+        (200, "pod-a".to_string()),
+        "the removed endpoint still gets requests until its deregistration"
+    );
+    let deregistered = until_answer(lb.addr, (503, "")).await;
+    assert!(
+        deregistered >= Duration::from_millis(350),
+        "{deregistered:?}"
+    );
+
+    let (status, body) = request(lb.admin, "GET", "/stats", String::new()).await;
+    assert_eq!(status, 200);
+    let stats: LbStats = serde_json::from_str(&body).unwrap();
+    let pod_a = stats.pod("pod-a").expect("pod-a was sent to");
+    assert_eq!(pod_a.totals.status(200), pod_a.totals.sent);
+    assert!(pod_a.totals.sent >= 2);
+    assert_eq!(pod_a.bucket_sum(), pod_a.totals);
+    assert_eq!(
+        pod_a
+            .routable
+            .iter()
+            .map(|c| c.routable)
+            .collect::<Vec<_>>(),
+        vec![true, false]
+    );
+    assert!(stats.no_target >= 3);
+    assert_eq!(stats.bucket_ms, 100);
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    assert!(
+        now_us - stats.epoch_unix_us < 30_000_000,
+        "epoch within the test"
+    );
+
+    let (status, body) = request(lb.admin, "PUT", "/endpoints", "{\"pods\":[]}".into()).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("not an endpoint set"), "{body}");
+    let (status, metrics) = request(lb.admin, "GET", "/metrics", String::new()).await;
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains(&format!(
+            "loadbalancer_requests_total{{pod=\"pod-a\"}} {}",
+            pod_a.totals.sent
+        )),
+        "{metrics}"
+    );
+    lb.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_target_failing_its_health_checks_gets_no_requests() {
+    let lb = start(&[
+        "--registration-lag",
+        "0s",
+        "--health-check-interval",
+        "100ms",
+        "--health-check-timeout",
+        "500ms",
+    ])
+    .await;
+    let (a, b) = (pod("pod-a", true).await, pod("pod-b", false).await);
+    put_endpoints(lb.admin, &[("pod-a", a), ("pod-b", b)]).await;
+    until_answer(lb.addr, (200, "pod-a")).await;
+    for _ in 0..20 {
+        assert_eq!(get(lb.addr).await, (200, "pod-a".to_string()));
+    }
+    lb.stop.cancel();
+}
