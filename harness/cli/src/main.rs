@@ -3,6 +3,7 @@
 
 mod commands;
 mod exit;
+mod invocation;
 mod output;
 mod progress;
 

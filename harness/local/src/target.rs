@@ -54,6 +54,8 @@ struct Running {
     stop: CancellationToken,
     /// Stops the sampler.
     stop_sampler: CancellationToken,
+    /// The sampler task (it takes a last sample when stopped).
+    sampler: Option<tokio::task::JoinHandle<()>>,
     clock: Option<RunClock>,
     deployed_at: Instant,
     /// The scenario's load balancer and the instant its accounting counts from.
@@ -186,6 +188,7 @@ impl Target for LocalTarget {
             loadgen_metrics: Vec::new(),
             stop,
             stop_sampler: CancellationToken::new(),
+            sampler: None,
             clock: None,
             deployed_at: Instant::now(),
         };
@@ -223,14 +226,14 @@ impl Target for LocalTarget {
         let scraper = self.scraper.clone();
         let run = self.running()?;
         run.clock = Some(*clock);
-        tokio::spawn(run_sampler(
+        run.sampler = Some(tokio::spawn(run_sampler(
             *clock,
             run.targets.clone(),
             run.samples.clone(),
             run.shared.clone(),
             scraper.clone(),
             run.stop_sampler.clone(),
-        ));
+        )));
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
             let proxy = match (generator.via, &run.lb) {
@@ -385,6 +388,10 @@ impl Target for LocalTarget {
             }
         }
         run.stop_sampler.cancel();
+        if let Some(sampler) = run.sampler.take() {
+            // The last scrape is bounded by the scraper's timeout.
+            let _ = tokio::time::timeout(Duration::from_secs(5), sampler).await;
+        }
         let samples = std::mem::take(&mut *run.samples.lock().unwrap_or_else(|e| e.into_inner()));
         let max_concurrency = run
             .scenario

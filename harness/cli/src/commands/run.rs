@@ -15,6 +15,7 @@ use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit::{Failure, Outcome};
+use crate::invocation::{RunSpec, invocation};
 use crate::progress::Console;
 
 #[derive(Debug, clap::Args)]
@@ -50,6 +51,15 @@ pub enum TargetName {
     Local,
 }
 
+impl TargetName {
+    /// The name as `--target` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetName::Local => "local",
+        }
+    }
+}
+
 pub fn run(args: RunArgs) -> Outcome {
     let scenario = load_scenario(&args.file, args.variant.as_deref())
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
@@ -75,15 +85,13 @@ pub fn run(args: RunArgs) -> Outcome {
     eprintln!(
         "running {} (variant {variant}) on target {}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
-        match args.target {
-            TargetName::Local => "local",
-        },
+        args.target.as_str(),
         args.seed,
         out_dir.display()
     );
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Failure::Infrastructure(anyhow!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(async {
+    let mut outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
         let mut target = LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
@@ -97,6 +105,13 @@ pub fn run(args: RunArgs) -> Outcome {
             EngineError::Target { .. } => Failure::Infrastructure(e.into()),
         })
     })?;
+    outcome.summary.invocation = Some(invocation(&RunSpec {
+        file: &args.file,
+        variant: scenario.selected_variant.as_deref(),
+        target: args.target.as_str(),
+        seed: args.seed,
+        time_scale,
+    }));
     finish(&outcome, &out_dir)
 }
 

@@ -4,7 +4,9 @@
 
 pub mod evaluate;
 pub mod plan;
+pub mod pod_views;
 pub mod run;
+pub mod series_views;
 pub mod summarize;
 pub mod target;
 pub mod time_scale;

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::pod_views::{pod_destination, pod_sources};
+use super::series_views::{load_series, timeline_series};
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::*;
 
@@ -55,6 +57,11 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
             skew.starved.join(", ")
         ));
     }
+    let (mut sources, unattributed) = pod_sources(run);
+    let mut pods = pods(run, &skew);
+    for pod in &mut pods {
+        pod.source = sources.remove(&pod.name);
+    }
     Summary {
         schema: SUMMARY_SCHEMA.to_string(),
         scenario: facts.scenario,
@@ -71,7 +78,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         explanation,
         expectations,
         totals: totals(run),
-        pods: pods(run, &skew),
+        pods,
         skew: SkewSummary {
             max_mean: skew.max_mean,
             cv: skew.cv,
@@ -80,6 +87,8 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         traffic_matrix: traffic_matrix(run),
         hints: hints(run),
         series: series(run),
+        unattributed: (!run.generators.is_empty()).then_some(unattributed),
+        invocation: None,
     }
 }
 
@@ -137,6 +146,8 @@ fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
                 max_in_flight: p.samples.iter().map(|s| s.in_flight).max().unwrap_or(0),
                 max_queue_depth: p.samples.iter().map(|s| s.queue_depth).max().unwrap_or(0),
                 max_concurrency: p.max_concurrency,
+                destination: pod_destination(p),
+                source: None,
             }
         })
         .collect()
@@ -242,6 +253,8 @@ fn series(run: &RunData) -> Series {
             });
         }
     }
+    timeline_series(run, n).apply(&mut s);
+    load_series(run, n, &mut s);
     s
 }
 

@@ -53,6 +53,18 @@ pub struct LoadReport {
     pub latency_ms: LatencySummary,
     pub timeline: Vec<LoadSecond>,
     pub sse: SseSummary,
+    /// Per pod, named by the response's `x-pod` header, over the generator's whole run.
+    pub by_backend: BTreeMap<String, BackendReport>,
+}
+
+/// One pod's outcomes as the generator saw them (`by_backend.<pod>` of the report).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BackendReport {
+    /// Status code → responses from this pod.
+    pub responses: BTreeMap<String, u64>,
+    /// Transport errors on keep-alive connections this pod had answered on before.
+    pub transport_errors: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -83,6 +95,17 @@ pub struct LoadSecond {
 pub struct SseSummary {
     pub streams_opened: u64,
     pub streams_failed: u64,
+    pub events: u64,
+    /// Per pod, by the stream response's `x-pod`.
+    pub by_backend: BTreeMap<String, SseBackend>,
+}
+
+/// One pod's SSE streams as the generator saw them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SseBackend {
+    pub opened: u64,
+    pub failed: u64,
     pub events: u64,
 }
 
