@@ -2,6 +2,7 @@
 
 pub mod hints;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod validate;

@@ -5,6 +5,7 @@
 pub mod evaluate;
 pub mod plan;
 pub mod pod_views;
+pub mod rebuild;
 pub mod run;
 pub mod series_views;
 pub mod summarize;

@@ -8,6 +8,7 @@ mod markdown;
 pub mod reconcile;
 pub mod summary;
 mod svg;
+mod text;
 
 use std::path::{Path, PathBuf};
 
