@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::measure::{PodRun, RunData};
-use crate::report::{PodDestination, PodSource};
+use crate::report::{PodDestination, PodLoadBalancer, PodSource};
 
 /// The sidecar's counters at the end of the pod's life; `None` without a sidecar.
 ///
@@ -82,6 +82,17 @@ pub fn pod_sources(run: &RunData) -> (BTreeMap<String, PodSource>, PodSource) {
         unattributed.streams_failed += r.sse.streams_failed.saturating_sub(named_failed);
     }
     (per_pod, unattributed)
+}
+
+/// What the load balancer sent each pod over the whole run; empty without one.
+pub fn pod_load_balancer(run: &RunData) -> BTreeMap<String, PodLoadBalancer> {
+    let mut out: BTreeMap<String, PodLoadBalancer> = BTreeMap::new();
+    for b in &run.lb {
+        let side = out.entry(b.pod.clone()).or_default();
+        side.sent += b.requests;
+        side.failed += b.failed;
+    }
+    out
 }
 
 fn add(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::measure::{EventKind, RunData, deletion_times};
+use crate::measure::{EventKind, LbBucket, RunData, deletion_times};
 use crate::report::{Series, TerminationWindow};
 
 /// The series derivable from the timeline alone, `n` seconds long.
@@ -25,10 +25,14 @@ impl TimelineSeries {
     /// Writes these series into `series`, keeping the load balancer's counts of termination
     /// windows already there (matched by pod and start).
     pub fn apply(self, series: &mut Series) {
-        let counts: BTreeMap<(String, u64), (Option<u64>, Option<u64>)> = series
+        type LbCounts = (Option<u64>, Option<u64>, Option<f64>);
+        let counts: BTreeMap<(String, u64), LbCounts> = series
             .terminations
             .iter()
-            .map(|w| ((w.pod.clone(), w.from_s.to_bits()), (w.requests, w.failed)))
+            .map(|w| {
+                let key = (w.pod.clone(), w.from_s.to_bits());
+                (key, (w.requests, w.failed, w.lb_last_sent_s))
+            })
             .collect();
         series.arrivals_per_pod = self.arrivals_per_pod;
         series.in_flight_per_pod = self.in_flight_per_pod;
@@ -38,9 +42,12 @@ impl TimelineSeries {
             .terminations
             .into_iter()
             .map(|mut w| {
-                if let Some((requests, failed)) = counts.get(&(w.pod.clone(), w.from_s.to_bits())) {
+                if let Some((requests, failed, last)) =
+                    counts.get(&(w.pod.clone(), w.from_s.to_bits()))
+                {
                     w.requests = *requests;
                     w.failed = *failed;
+                    w.lb_last_sent_s = *last;
                 }
                 w
             })
@@ -66,6 +73,10 @@ pub fn timeline_series(run: &RunData, n: usize) -> TimelineSeries {
                 .map(|i| received_at((i + 1) as f64).saturating_sub(received_at(i as f64)))
                 .collect();
             out.arrivals_per_pod.insert(pod.name.clone(), arrivals);
+        }
+        if pod.max_concurrency == 0 {
+            // Without a sidecar there is nothing in flight to sample.
+            continue;
         }
         let mut in_flight = vec![None; n];
         let mut queue = vec![None; n];
@@ -130,6 +141,7 @@ fn termination_windows(run: &RunData) -> Vec<TerminationWindow> {
                 to_s: None,
                 requests: None,
                 failed: None,
+                lb_last_sent_s: None,
             }),
             ("sigterm", Some(w)) => w.sigterm_s = Some(e.t_s),
             ("exited", Some(w)) => w.to_s = Some(e.t_s),
@@ -179,20 +191,25 @@ pub fn load_series(run: &RunData, n: usize, series: &mut Series) {
         // The same rule as the lifecycle measurements: a bucket counts when it ends after the
         // deletion (the last deletion of the pod: pods are never deleted twice).
         let t_del = deleted.get(&w.pod).copied().unwrap_or(w.from_s);
-        let (requests, failed) = run
+        let after: Vec<&LbBucket> = run
             .lb
             .iter()
             .filter(|b| b.pod == w.pod && b.t_s + b.width_s > t_del)
-            .fold((0, 0), |(r, f), b| (r + b.requests, f + b.failed));
-        w.requests = Some(requests);
-        w.failed = Some(failed);
+            .collect();
+        w.requests = Some(after.iter().map(|b| b.requests).sum());
+        w.failed = Some(after.iter().map(|b| b.failed).sum());
+        w.lb_last_sent_s = after
+            .iter()
+            .filter(|b| b.requests > 0)
+            .map(|b| b.t_s + b.width_s)
+            .reduce(f64::max);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{LbBucket, PodRun, PodSample, TimelineEvent};
+    use crate::measure::{PodRun, PodSample, TimelineEvent};
 
     fn event(t_s: f64, kind: EventKind) -> TimelineEvent {
         TimelineEvent { t_s, kind }
@@ -295,6 +312,7 @@ mod tests {
         load_series(&run, 4, &mut series);
         let w = &series.terminations[0];
         assert_eq!((w.requests, w.failed), (Some(10), Some(7)));
+        assert_eq!(w.lb_last_sent_s, Some(1.6));
         assert_eq!(series.lb_failed_per_pod["pod-1"], vec![1, 6, 0, 0]);
         // Rebuilding from the timeline keeps the counts.
         timeline_series(&run, 4).apply(&mut series);

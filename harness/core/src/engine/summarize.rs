@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pod_views::{pod_destination, pod_sources};
+use super::pod_views::{pod_destination, pod_load_balancer, pod_sources};
 use super::series_views::{load_series, timeline_series};
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::*;
@@ -59,8 +59,10 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     }
     let (mut sources, unattributed) = pod_sources(run);
     let mut pods = pods(run, &skew);
+    let mut balanced = pod_load_balancer(run);
     for pod in &mut pods {
         pod.source = sources.remove(&pod.name);
+        pod.load_balancer = balanced.remove(&pod.name);
     }
     Summary {
         schema: SUMMARY_SCHEMA.to_string(),
@@ -148,6 +150,7 @@ fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
                 max_concurrency: p.max_concurrency,
                 destination: pod_destination(p),
                 source: None,
+                load_balancer: None,
             }
         })
         .collect()

@@ -142,5 +142,6 @@ fn pod(name: &str, arrived: u64, admitted: u64, answered: u64) -> PodSummary {
             responses: [("200".to_string(), answered)].into_iter().collect(),
             ..PodSource::default()
         }),
+        load_balancer: None,
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::Summary;
-use super::reconcile::{PodRow, counts_text, pod_rows, rejected_text, thousands, totals};
+use super::reconcile::{Column, Side, columns, pod_rows, totals};
 use super::text::{disagreements, format_number, threshold_text, verdict_text};
 
 /// Renders the Markdown report for `summary`.
@@ -74,90 +74,70 @@ fn pods_table(md: &mut String, summary: &Summary) {
     if rows.is_empty() {
         return;
     }
-    md.push_str(
-        "\n| pod | zone | share | arrived | admitted | rejected | abandoned in queue | peak in flight / limit | peak queue | answered | SSE streams | transport errors | no answer |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
+    let columns = columns(&rows);
+    let header: Vec<String> = columns
+        .iter()
+        .map(|c| match c.side() {
+            Side::Destination => format!("{} (sidecar)", c.header()),
+            Side::LoadBalancer => format!("LB {}", c.header()),
+            Side::Source => format!("{} (callers)", c.header()),
+            Side::Pod if *c == Column::Zone => "zone".to_string(),
+            Side::Pod | Side::Reconciled => c.header().to_string(),
+        })
+        .collect();
+    md.push('\n');
+    table_row(md, &header);
+    let _ = writeln!(md, "|{}", "---|".repeat(columns.len()));
     for row in &rows {
-        pod_row(md, row);
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| match (c, row.flag()) {
+                (Column::Pod, Some(flag)) => format!("{} ⚠️ {flag}", row.pod.name),
+                _ => cell(&c.cell(row)),
+            })
+            .collect();
+        table_row(md, &cells);
     }
-    let (d, s, unanswered) = totals(&rows);
-    let _ = writeln!(
-        md,
-        "| **all pods** | | | {} | {} | {} | {} | | | {} | {} | {} | {} |",
-        thousands(d.arrived),
-        thousands(d.admitted),
-        rejected_text(&d.rejected),
-        thousands(d.abandoned),
-        counts_text(&s.responses),
-        thousands(s.streams_opened),
-        counts_text(&s.transport_errors),
-        thousands(unanswered)
-    );
+    let t = totals(&rows);
+    let cells: Vec<String> = columns
+        .iter()
+        .map(|c| match c {
+            Column::Pod => "**all pods**".to_string(),
+            _ => cell(&c.total(&t)),
+        })
+        .collect();
+    table_row(md, &cells);
     if let Some(u) = &summary.unattributed {
-        let _ = writeln!(
-            md,
-            "| *no pod named* | | | | | | | | | {} | {} | {} | |",
-            counts_text(&u.responses),
-            thousands(u.streams_opened),
-            counts_text(&u.transport_errors)
-        );
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| match c {
+                Column::Pod => "*no pod named*".to_string(),
+                _ => cell(&c.unattributed(u)),
+            })
+            .collect();
+        table_row(md, &cells);
     }
     md.push_str(
-        "\nArrived … peak queue: the pod's sidecar; answered … transport errors: what the callers \
-         got back from it (by `x-pod`); no answer = arrived − answered − streams. Both sides count \
-         the pod's whole life, warm-up and drain included.\n",
+        "\n(sidecar): the pod's sidecar; LB: what the load balancer sent it; (callers): what the \
+         callers got back from it (by `x-pod`); no answer = arrived − answered − streams. Every \
+         side counts the pod's whole life, warm-up and drain included.\n",
     );
     for line in disagreements(&rows) {
         let _ = writeln!(md, "\n- ⚠️ {line}");
     }
 }
 
-fn pod_row(md: &mut String, row: &PodRow<'_>) {
-    let p = row.pod;
-    let flag = if row.swallows {
-        " ⚠️ swallows requests"
-    } else if p.starved {
-        " (starved)"
-    } else {
-        ""
-    };
-    let dash = || "—".to_string();
-    let (arrived, admitted, rejected, abandoned) = match row.destination {
-        Some(d) => (
-            thousands(d.arrived),
-            thousands(d.admitted),
-            rejected_text(&d.rejected),
-            thousands(d.abandoned),
-        ),
-        None => (dash(), dash(), dash(), dash()),
-    };
-    let (answered, streams, transport) = match row.source {
-        Some(s) => (
-            counts_text(&s.responses),
-            thousands(s.streams_opened),
-            counts_text(&s.transport_errors),
-        ),
-        None => (dash(), dash(), dash()),
-    };
-    let no_answer = match (row.unanswered, row.unanswered_fraction()) {
-        (Some(u), Some(f)) => format!("{} ({:.0}%)", thousands(u), f * 100.0),
-        (Some(u), None) => thousands(u),
-        _ => dash(),
-    };
-    let limit = if p.max_concurrency > 0 {
-        format!("{} / {}", p.max_in_flight, p.max_concurrency)
-    } else {
-        dash()
-    };
-    let _ = writeln!(
-        md,
-        "| {}{flag} | {} | {:.1}% | {arrived} | {admitted} | {rejected} | {abandoned} | {limit} | {} | {answered} | {streams} | {transport} | {no_answer} |",
-        p.name,
-        p.zone,
-        row.share * 100.0,
-        p.max_queue_depth
-    );
+/// `| a | | b |`: one table row, empty cells kept narrow.
+fn table_row(md: &mut String, cells: &[String]) {
+    md.push('|');
+    for c in cells {
+        if c.is_empty() {
+            md.push_str(" |");
+        } else {
+            let _ = write!(md, " {c} |");
+        }
+    }
+    md.push('\n');
 }
 
 /// Text safe inside a table cell.
@@ -194,6 +174,7 @@ mod tests {
             md.contains("| **all pods** | | | 285 | 167 | 0 | 118 | | | 161× 200 | 0 | 0 | 124 |"),
             "{md}"
         );
+        assert!(md.contains("| pod | zone | share | arrived (sidecar) |"));
         assert!(md.contains("- ⚠️ pod-2: 120 requests reached its sidecar"));
         // Every row of the table has the header's 13 cells.
         let table: Vec<&str> = md

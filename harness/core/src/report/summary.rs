@@ -148,6 +148,18 @@ pub struct PodSummary {
     /// What the load generators got back from this pod over their whole runs.
     #[serde(default)]
     pub source: Option<PodSource>,
+    /// What the load balancer sent this pod over the whole run; null without one.
+    #[serde(default)]
+    pub load_balancer: Option<PodLoadBalancer>,
+}
+
+/// One pod as the load balancer saw it: requests it sent the pod, and the failed ones (its own
+/// 502/503/504 for the pod, or a 5xx the pod answered).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodLoadBalancer {
+    pub sent: u64,
+    pub failed: u64,
 }
 
 /// The destination side of one pod: its sidecar's counters at the end of the run.
@@ -289,6 +301,11 @@ pub struct TerminationWindow {
     /// failed ones among them.
     pub requests: Option<u64>,
     pub failed: Option<u64>,
+    /// When the load balancer last sent the pod a request after its deletion (the end of that
+    /// accounting bucket): the deregistration lag made visible. Null without one, or when it
+    /// sent nothing after the deletion.
+    #[serde(default)]
+    pub lb_last_sent_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

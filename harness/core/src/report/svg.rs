@@ -16,7 +16,9 @@ const TOP: f64 = 14.0;
 const BOTTOM: f64 = 30.0;
 const PLOT_HEIGHT: f64 = 190.0;
 const LEGEND_ROW: f64 = 15.0;
-const LANE_HEIGHT: f64 = 20.0;
+const LANE_HEIGHT: f64 = 24.0;
+/// Spans fill the top of a lane, bars grow in the part below.
+const SPAN_HEIGHT: f64 = 9.0;
 
 /// Enough colours that 20 pods stay apart (Tableau 20, dark shades first).
 pub const PALETTE: [&str; 20] = [
@@ -54,7 +56,10 @@ impl Unit {
     fn format(self, v: f64) -> String {
         match self {
             Unit::Number(_) if v.abs() >= 10.0 || v.fract() == 0.0 => format!("{v:.0}"),
-            Unit::Number(_) => format!("{v:.2}"),
+            Unit::Number(_) => format!("{v:.2}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string(),
             Unit::Percent => format!("{:.1}%", v * 100.0),
         }
     }
@@ -282,10 +287,9 @@ pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
             }
             let _ = write!(
                 svg,
-                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" opacity=\"0.75\"><title>{}</title></rect>",
-                y + 3.0,
+                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{SPAN_HEIGHT}\" fill=\"{}\" opacity=\"0.85\"><title>{}</title></rect>",
+                y + 2.0,
                 x1 - x0,
-                LANE_HEIGHT - 6.0,
                 s.color,
                 escape(&s.text)
             );
@@ -293,12 +297,12 @@ pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
         for (t, n) in lane.bars.iter().enumerate().filter(|(_, n)| **n > 0) {
             let x0 = x_of(t as f64, span);
             let x1 = x_of(t as f64 + 1.0, span);
-            let h = (LANE_HEIGHT - 4.0) * (*n as f64 / bar_max);
+            let h = (LANE_HEIGHT - SPAN_HEIGHT - 5.0) * (*n as f64 / bar_max);
             let _ = write!(
                 svg,
                 "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#cf222e\"><title>{}: {n} {} in {t}s–{}s</title></rect>",
                 x0 + 0.5,
-                y + LANE_HEIGHT - 2.0 - h,
+                y + LANE_HEIGHT - 1.0 - h,
                 (x1 - x0 - 1.0).max(0.8),
                 escape(lane.label),
                 escape(chart.bar_label),

@@ -1,7 +1,7 @@
 //! Wording both reports share: numbers, thresholds, the verdict, the story lines of the
 //! explanation, and the sentences that spell out a pod's two sides when they disagree.
 
-use super::reconcile::{PodRow, rejected_text, thousands};
+use super::reconcile::{PodRow, rejected_text, thousands, totals};
 use super::{ExpectationResult, Summary, Verdict};
 
 /// Whole numbers without decimals, others with four.
@@ -53,18 +53,15 @@ pub fn story(summary: &Summary) -> Vec<&str> {
         .collect()
 }
 
-/// For each pod whose requests arrived but were not answered, or that rejected requests, a
-/// sentence setting its sidecar's counts against what its callers got back.
+/// Sentences setting the sides against each other where they disagree: one per pod whose
+/// requests arrived but were not answered, one for the sidecars' rejections, one for what the
+/// load balancer failed.
 pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
     let mut out = Vec::new();
-    for row in rows {
+    for row in rows.iter().filter(|r| r.swallows) {
         let (Some(d), Some(s)) = (row.destination, row.source) else {
             continue;
         };
-        let rejected: u64 = d.rejected.values().sum();
-        if !row.swallows && rejected == 0 {
-            continue;
-        }
         let mut sentence = format!(
             "{}: {} requests reached its sidecar and {} got a concurrency slot",
             row.pod.name,
@@ -77,6 +74,7 @@ pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
                 thousands(s.streams_opened)
             ));
         }
+        let rejected: u64 = d.rejected.values().sum();
         if rejected > 0 {
             sentence.push_str(&format!("; rejected: {}", rejected_text(&d.rejected)));
         }
@@ -90,9 +88,7 @@ pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
             ". Callers got {} responses from it",
             thousands(s.answered())
         ));
-        if let (Some(u), Some(f)) = (row.unanswered, row.unanswered_fraction())
-            && row.swallows
-        {
+        if let (Some(u), Some(f)) = (row.unanswered, row.unanswered_fraction()) {
             sentence.push_str(&format!(
                 ": {} requests ({:.0}% of those that reached it) were never answered",
                 thousands(u),
@@ -102,7 +98,47 @@ pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
         sentence.push('.');
         out.push(sentence);
     }
+    let t = totals(rows);
+    let rejected: u64 = t.destination.rejected.values().sum();
+    if rejected > 0 {
+        out.push(format!(
+            "The sidecars rejected {} requests ({}), answered at once with 503: {}.",
+            thousands(rejected),
+            rejected_text(&t.destination.rejected),
+            most(rows, |r| r
+                .destination
+                .map_or(0, |d| d.rejected.values().sum()))
+        ));
+    }
+    if t.load_balancer.failed > 0 {
+        out.push(format!(
+            "The load balancer failed {} of the {} requests it sent to pods: {}.",
+            thousands(t.load_balancer.failed),
+            thousands(t.load_balancer.sent),
+            most(rows, |r| r.load_balancer.map_or(0, |l| l.failed))
+        ));
+    }
     out
+}
+
+/// `"pod-4 295, pod-2 97, …"`: the pods with the largest non-zero `count`, at most five.
+fn most(rows: &[PodRow<'_>], count: impl Fn(&PodRow<'_>) -> u64) -> String {
+    let mut counted: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r.pod.name.as_str(), count(r)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    let more = counted.len().saturating_sub(5);
+    let mut parts: Vec<String> = counted
+        .iter()
+        .take(5)
+        .map(|(pod, n)| format!("{pod} {}", thousands(*n)))
+        .collect();
+    if more > 0 {
+        parts.push(format!("{more} more"));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -122,6 +158,31 @@ mod tests {
             "pod-2: 120 requests reached its sidecar and 2 got a concurrency slot; 118 waited in \
              its queue until their callers gave up. Callers got 1 responses from it: 119 \
              requests (99% of those that reached it) were never answered."
+        );
+    }
+
+    #[test]
+    fn rejections_and_load_balancer_failures_are_summed_with_the_worst_pods() {
+        let mut summary = failing_summary();
+        for (i, pod) in summary.pods.iter_mut().enumerate() {
+            pod.destination
+                .as_mut()
+                .unwrap()
+                .rejected
+                .insert("queue_timeout".into(), 10 * (i as u64 + 1));
+            pod.load_balancer = Some(crate::report::PodLoadBalancer {
+                sent: 50,
+                failed: i as u64,
+            });
+        }
+        let lines = disagreements(&pod_rows(&summary));
+        assert!(lines.contains(&"The sidecars rejected 30 requests (30 timeout), answered at once with 503: pod-2 20, pod-1 10.".to_string()), "{lines:?}");
+        assert!(
+            lines.contains(
+                &"The load balancer failed 1 of the 100 requests it sent to pods: pod-2 1."
+                    .to_string()
+            ),
+            "{lines:?}"
         );
     }
 

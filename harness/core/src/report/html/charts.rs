@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::open_section;
+use crate::report::reconcile::natural_key;
 use crate::report::svg::{
     Lane, LanesChart, Line, LineChart, PALETTE, Span, Unit, lanes_chart, line_chart,
 };
@@ -154,14 +155,23 @@ fn figure(page: &mut String, svg: &str, caption: &str) {
     );
 }
 
+/// Pods in natural order (`pod-2` before `pod-10`).
+fn natural_order<T>(map: &BTreeMap<String, T>) -> Vec<(&String, &T)> {
+    let mut entries: Vec<(&String, &T)> = map.iter().collect();
+    entries.sort_by(|a, b| natural_key(a.0).cmp(&natural_key(b.0)));
+    entries
+}
+
 fn counts(map: &BTreeMap<String, Vec<u64>>) -> Vec<Line<'_>> {
-    map.iter()
+    natural_order(map)
+        .into_iter()
         .map(|(pod, v)| Line::dense(pod, v.iter().map(|c| *c as f64)))
         .collect()
 }
 
 fn gauges(map: &BTreeMap<String, Vec<Option<u64>>>) -> Vec<Line<'_>> {
-    map.iter()
+    natural_order(map)
+        .into_iter()
         .map(|(pod, v)| Line {
             label: pod,
             values: v.iter().map(|c| c.map(|c| c as f64)).collect(),
@@ -232,7 +242,7 @@ fn hints_chart(series: &Series) -> String {
         .collect(),
         bars: Vec::new(),
     }];
-    for (pod, per_second) in &series.hints_per_pod {
+    for (pod, per_second) in natural_order(&series.hints_per_pod) {
         let values: Vec<Option<&str>> = per_second.iter().map(|z| z.as_deref()).collect();
         lanes.push(Lane {
             label: pod,
@@ -284,7 +294,7 @@ fn terminations_chart(series: &Series) -> String {
         .map(|w| w.pod.as_str())
         .chain(series.lb_failed_per_pod.keys().map(String::as_str))
         .collect();
-    pods.sort_unstable_by(|a, b| natural(a).cmp(&natural(b)));
+    pods.sort_unstable_by(|a, b| natural_key(a).cmp(&natural_key(b)));
     pods.dedup();
     let lanes = pods
         .into_iter()
@@ -312,6 +322,16 @@ fn terminations_chart(series: &Series) -> String {
                     color: "#8c959f",
                     text: format!("{pod} SIGTERM at {sigterm:.1}s, exited at {exit:.1}s{counts}"),
                 });
+                if let Some(last) = w.lb_last_sent_s.filter(|last| *last > exit) {
+                    spans.push(Span {
+                        from_s: exit,
+                        to_s: last,
+                        color: "#cf222e",
+                        text: format!(
+                            "{pod} gone since {exit:.1}s, but the load balancer kept sending it requests until {last:.1}s{counts}"
+                        ),
+                    });
+                }
             }
             Lane {
                 label: pod,
@@ -332,6 +352,7 @@ fn terminations_chart(series: &Series) -> String {
         legend: vec![
             ("deleted → SIGTERM".into(), "#d4a72c"),
             ("SIGTERM → exit".into(), "#8c959f"),
+            ("exited, LB still sending".into(), "#cf222e"),
         ],
         bar_label: "failed at the LB",
         markers: &series.markers,
@@ -342,7 +363,7 @@ fn termination_caption(series: &Series) -> String {
     let (requests, failed) = series.terminations.iter().fold((0, 0), |(r, f), w| {
         (r + w.requests.unwrap_or(0), f + w.failed.unwrap_or(0))
     });
-    let base = "Each terminating pod from its deletion (its endpoint removed) to SIGTERM (after any preStop) and to its exit";
+    let base = "Each terminating pod from its deletion (its endpoint removed) to SIGTERM (after any preStop) and to its exit, then — where the load balancer kept sending to it — until the last request it sent";
     let counted = series.terminations.iter().any(|w| w.requests.is_some());
     if counted || !series.lb_failed_per_pod.is_empty() {
         format!(
@@ -353,13 +374,6 @@ fn termination_caption(series: &Series) -> String {
             "{base}. Without a load balancer in the scenario, which requests reached a terminating pod is not counted."
         )
     }
-}
-
-/// `pod-10` after `pod-9`.
-fn natural(name: &str) -> (String, u64) {
-    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-    let (stem, number) = name.split_at(name.len() - digits);
-    (stem.to_string(), number.parse().unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -399,6 +413,7 @@ mod tests {
             to_s: Some(2.5),
             requests: Some(9),
             failed: Some(3),
+            lb_last_sent_s: Some(2.8),
         }];
         summary
             .series
@@ -408,7 +423,8 @@ mod tests {
         charts(&mut page, &summary);
         assert!(page.contains("data-chart=\"source-vs-destination\""));
         assert!(page.contains("data-chart=\"replicas\""));
-        assert!(page.contains("data-lane=\"pod-10\" data-spans=\"2\" data-bars-sum=\"3\""));
+        assert!(page.contains("data-lane=\"pod-10\" data-spans=\"3\" data-bars-sum=\"3\""));
+        assert!(page.contains("kept sending it requests until 2.8s"));
         assert!(page.contains("9 requests reached pods after their deletion, 3 failed"));
     }
 
@@ -416,6 +432,5 @@ mod tests {
     fn runs_and_natural_order() {
         let v = [Some("a"), Some("a"), None, Some("b"), Some("a")];
         assert_eq!(runs(&v), vec![(0, 2, "a"), (3, 4, "b"), (4, 5, "a")]);
-        assert!(natural("pod-9") < natural("pod-10"));
     }
 }
