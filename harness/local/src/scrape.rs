@@ -76,6 +76,69 @@ impl Scraper {
     }
 }
 
+/// A generator's source-side counters (`loadgen --metrics-listen`), cumulative.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadgenCounters {
+    pub attempted: u64,
+    /// Responses of any status plus transport errors.
+    pub completed: u64,
+    /// Non-2xx responses plus transport errors.
+    pub failed: u64,
+}
+
+impl std::ops::Add for LoadgenCounters {
+    type Output = Self;
+
+    fn add(self, o: Self) -> Self {
+        Self {
+            attempted: self.attempted + o.attempted,
+            completed: self.completed + o.completed,
+            failed: self.failed + o.failed,
+        }
+    }
+}
+
+impl Scraper {
+    /// Scrapes a generator's `/metrics`; `None` when it does not answer (not started yet, or
+    /// finished).
+    pub async fn loadgen_counters(&self, addr: SocketAddr) -> Option<LoadgenCounters> {
+        let resp = self
+            .client
+            .get(format!("http://{addr}/metrics"))
+            .send()
+            .await
+            .ok()?;
+        let text = resp.text().await.ok()?;
+        Some(parse_loadgen_counters(&text))
+    }
+}
+
+/// Picks loadgen's request counters out of Prometheus text exposition.
+pub fn parse_loadgen_counters(text: &str) -> LoadgenCounters {
+    let mut c = LoadgenCounters::default();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((series, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.trim().parse::<f64>() else {
+            continue;
+        };
+        let value = value.max(0.0) as u64;
+        if series == "loadgen_attempted_total" {
+            c.attempted = value;
+        } else if let Some(labels) = series.strip_prefix("loadgen_responses_total{") {
+            c.completed += value;
+            if !labels.contains("code=\"2") {
+                c.failed += value;
+            }
+        } else if series.starts_with("loadgen_transport_errors_total{") {
+            c.completed += value;
+            c.failed += value;
+        }
+    }
+    c
+}
+
 /// Picks the sidecar's series out of Prometheus text exposition.
 pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
     let mut m = SidecarMetrics::default();
@@ -111,6 +174,22 @@ pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_the_generators_counters() {
+        let text = "# TYPE loadgen_attempted_total counter\nloadgen_attempted_total 120\n\
+                    loadgen_responses_total{code=\"200\"} 90\nloadgen_responses_total{code=\"503\"} 5\n\
+                    loadgen_transport_errors_total{kind=\"timeout\"} 20\n\
+                    loadgen_transport_errors_total{kind=\"reset\"} 1\nloadgen_in_flight 4\n# EOF\n";
+        assert_eq!(
+            parse_loadgen_counters(text),
+            LoadgenCounters {
+                attempted: 120,
+                completed: 116,
+                failed: 26,
+            }
+        );
+    }
 
     #[test]
     fn parses_the_sidecar_series() {

@@ -27,7 +27,7 @@ use crate::load::{RunningGenerator, free_loopback_addr, lock_generators};
 use crate::load_balancer::{LbConfig, LoadBalancer};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
-use crate::scrape::Scraper;
+use crate::scrape::{LoadgenCounters, Scraper};
 use crate::shared::SharedState;
 
 /// Grace period at teardown: the run is over, nothing is measured any more.
@@ -56,10 +56,34 @@ struct Running {
     stop_sampler: CancellationToken,
     /// The sampler task (it takes a last sample when stopped).
     sampler: Option<tokio::task::JoinHandle<()>>,
+    /// The generators' counters at the previous observation, for live rates.
+    last_counters: Option<(Instant, LoadgenCounters)>,
     clock: Option<RunClock>,
     deployed_at: Instant,
     /// The scenario's load balancer and the instant its accounting counts from.
     lb: Option<(LoadBalancer, Instant)>,
+}
+
+/// Requests sent per second and the failed share of those completed, since the previous
+/// observation, over every generator that answers its metrics.
+async fn live_rates(run: &mut Running, scraper: &Scraper) -> (Option<f64>, Option<f64>) {
+    let mut now = LoadgenCounters::default();
+    for addr in &run.loadgen_metrics {
+        if let Some(c) = scraper.loadgen_counters(*addr).await {
+            now = now + c;
+        }
+    }
+    let at = Instant::now();
+    let rates = run.last_counters.map(|(then, before)| {
+        let seconds = (at - then).as_secs_f64().max(1e-3);
+        let sent = now.attempted.saturating_sub(before.attempted) as f64 / seconds;
+        let completed = now.completed.saturating_sub(before.completed);
+        let failed = now.failed.saturating_sub(before.failed);
+        let error_rate = (completed > 0).then(|| failed as f64 / completed as f64);
+        (Some(sent), error_rate)
+    });
+    run.last_counters = Some((at, now));
+    rates.unwrap_or((None, None))
 }
 
 /// Width of the load balancer's accounting buckets.
@@ -189,6 +213,7 @@ impl Target for LocalTarget {
             stop,
             stop_sampler: CancellationToken::new(),
             sampler: None,
+            last_counters: None,
             clock: None,
             deployed_at: Instant::now(),
         };
@@ -332,7 +357,9 @@ impl Target for LocalTarget {
     }
 
     async fn observe(&mut self) -> Result<Observation, TargetError> {
+        let scraper = self.scraper.clone();
         let run = self.running()?;
+        let (achieved_rps, error_rate) = live_rates(run, &scraper).await;
         let max = run
             .scenario
             .service
@@ -361,6 +388,8 @@ impl Target for LocalTarget {
         Ok(Observation {
             pods,
             hints_enabled: s.model.endpoints().hints_enabled(),
+            achieved_rps,
+            error_rate,
         })
     }
 

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit::{Failure, Outcome};
 use crate::invocation::{RunSpec, invocation};
-use crate::progress::Console;
+use crate::progress::{Console, ProgressMode};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// `timeScale`, else 1. The data plane (service time, request timeout) is never scaled.
     #[arg(long, value_name = "SCALE")]
     pub time_scale: Option<f64>,
+    /// How to show progress on stderr: `auto` draws live bars on a terminal and plain
+    /// timestamped lines elsewhere (or when NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// Leave the deployment running after the run (processes keep running until you stop
     /// them; on the local target they end with the harness process).
     #[arg(long)]
@@ -95,7 +99,7 @@ pub fn run(args: RunArgs) -> Outcome {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
         let mut target = LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
-        let progress = Console::new();
+        let progress = Console::new(args.progress);
         let options = RunOptions { keep: args.keep };
         let result = engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
         progress.finish();

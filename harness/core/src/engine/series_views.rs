@@ -175,10 +175,12 @@ pub fn load_series(run: &RunData, n: usize, series: &mut Series) {
         return;
     }
     for b in &run.lb {
-        if b.failed == 0 || b.t_s < 0.0 {
+        // A bucket belongs to the second its middle falls in.
+        let middle = b.t_s + b.width_s / 2.0;
+        if b.failed == 0 || middle < 0.0 {
             continue;
         }
-        let i = b.t_s.floor() as usize;
+        let i = middle.floor() as usize;
         if i < n {
             series
                 .lb_failed_per_pod
@@ -313,7 +315,8 @@ mod tests {
         let w = &series.terminations[0];
         assert_eq!((w.requests, w.failed), (Some(10), Some(7)));
         assert_eq!(w.lb_last_sent_s, Some(1.6));
-        assert_eq!(series.lb_failed_per_pod["pod-1"], vec![1, 6, 0, 0]);
+        // The bucket at 0.95–1.05 s belongs to second 1 (its middle).
+        assert_eq!(series.lb_failed_per_pod["pod-1"], vec![0, 7, 0, 0]);
         // Rebuilding from the timeline keeps the counts.
         timeline_series(&run, 4).apply(&mut series);
         assert_eq!(series.terminations[0].failed, Some(7));

@@ -300,7 +300,7 @@ pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
             let h = (LANE_HEIGHT - SPAN_HEIGHT - 5.0) * (*n as f64 / bar_max);
             let _ = write!(
                 svg,
-                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#cf222e\"><title>{}: {n} {} in {t}s–{}s</title></rect>",
+                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#82071e\"><title>{}: {n} {} in {t}s–{}s</title></rect>",
                 x0 + 0.5,
                 y + LANE_HEIGHT - 1.0 - h,
                 (x1 - x0 - 1.0).max(0.8),
@@ -315,7 +315,7 @@ pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
         legend_entry(&mut svg, i, label, c);
     }
     if chart.lanes.iter().any(|l| !l.bars.is_empty()) {
-        legend_entry(&mut svg, chart.legend.len(), chart.bar_label, "#cf222e");
+        legend_entry(&mut svg, chart.legend.len(), chart.bar_label, "#82071e");
     }
     draw_markers(&mut svg, chart.markers, span, plot_bottom);
     svg.push_str("</svg>");

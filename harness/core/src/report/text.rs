@@ -128,7 +128,7 @@ fn most(rows: &[PodRow<'_>], count: impl Fn(&PodRow<'_>) -> u64) -> String {
         .map(|r| (r.pod.name.as_str(), count(r)))
         .filter(|(_, n)| *n > 0)
         .collect();
-    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     let more = counted.len().saturating_sub(5);
     let mut parts: Vec<String> = counted
         .iter()

@@ -326,7 +326,7 @@ fn terminations_chart(series: &Series) -> String {
                     spans.push(Span {
                         from_s: exit,
                         to_s: last,
-                        color: "#cf222e",
+                        color: "#ff8182",
                         text: format!(
                             "{pod} gone since {exit:.1}s, but the load balancer kept sending it requests until {last:.1}s{counts}"
                         ),
@@ -352,7 +352,7 @@ fn terminations_chart(series: &Series) -> String {
         legend: vec![
             ("deleted → SIGTERM".into(), "#d4a72c"),
             ("SIGTERM → exit".into(), "#8c959f"),
-            ("exited, LB still sending".into(), "#cf222e"),
+            ("exited, LB still sending".into(), "#ff8182"),
         ],
         bar_label: "failed at the LB",
         markers: &series.markers,

@@ -74,7 +74,7 @@ pub fn explanation(page: &mut String, s: &Summary) {
     let rows = pod_rows(s);
     let both_sides = disagreements(&rows);
     if !both_sides.is_empty() {
-        page.push_str("<p>Both sides of the pods that did not answer what reached them:</p><ul>");
+        page.push_str("<p>Where the sides disagree:</p><ul>");
         for line in both_sides {
             let _ = write!(page, "<li>{}</li>", escape(&line));
         }
