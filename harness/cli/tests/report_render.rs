@@ -292,3 +292,117 @@ fn every_shipped_scenarios_report_renders_in_chromium() {
         }
     }
 }
+
+/// A summary as a harness before the reconciled fields wrote it still validates against
+/// today's schema, and `harness report` rebuilds the sidecar side and the per-pod series from
+/// the timeline.
+#[test]
+fn a_summary_from_before_the_new_fields_still_renders() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/topology-skew-incident");
+    let mut summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("summary.json")).unwrap())
+            .unwrap();
+    let obj = summary.as_object_mut().unwrap();
+    obj.remove("unattributed");
+    obj.remove("invocation");
+    for pod in obj["pods"].as_array_mut().unwrap() {
+        let pod = pod.as_object_mut().unwrap();
+        for key in ["destination", "source", "loadBalancer"] {
+            pod.remove(key);
+        }
+    }
+    let series = obj["series"].as_object_mut().unwrap();
+    for key in [
+        "arrivalsPerPod",
+        "inFlightPerPod",
+        "queuePerPod",
+        "errorsByKind",
+        "hintsPerPod",
+        "terminations",
+        "lbFailedPerPod",
+    ] {
+        series.remove(key);
+    }
+    let schema = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["schema", "summary"])
+        .output()
+        .unwrap();
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&summary)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("summary.json"), summary.to_string()).unwrap();
+    std::fs::copy(
+        fixture.join("timeline.jsonl"),
+        dir.path().join("timeline.jsonl"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for chart in [
+        "arrivals-per-pod",
+        "in-flight-per-pod",
+        "hints-per-endpoint",
+    ] {
+        assert!(
+            html.contains(&format!("data-chart=\"{chart}\"")),
+            "{chart} from the timeline"
+        );
+    }
+    assert!(
+        html.contains("destination: the pod&#39;s sidecar"),
+        "sidecar side from samples"
+    );
+    assert!(
+        !html.contains("source: what callers got back"),
+        "no source side to show"
+    );
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("| pod-1 | ap-northeast-2c |"), "{md}");
+
+    // And a directory that is not a run is refused with exit 2, naming the file.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("report")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("summary.json"));
+}
+
+/// Every recorded summary matches the published schema.
+#[test]
+fn recorded_summaries_match_the_schema() {
+    let schema = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["schema", "summary"])
+        .output()
+        .unwrap();
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for fixture in fixtures() {
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture.join("summary.json")).unwrap())
+                .unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&summary)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", fixture.display());
+    }
+}
