@@ -48,8 +48,15 @@ pub struct Report {
     pub assumptions: Vec<String>,
 }
 
-/// Reads the three files and builds the report. Every error is about the input.
-pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow::Result<Report> {
+/// The decoded input files: nodes, the slices' file name and slices, and the Service.
+pub(super) type Inputs = (Vec<Node>, String, Vec<OwnedSlice>, Option<ServiceInfo>);
+
+/// Reads and decodes the three files. Every error is about the input.
+pub(super) fn read_inputs(
+    nodes: &Path,
+    slices: &Path,
+    service: Option<&Path>,
+) -> anyhow::Result<Inputs> {
     let src = Source::read(nodes)?;
     let nodes: Vec<Node> = src
         .objects()?
@@ -70,7 +77,13 @@ pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow
         }
         None => None,
     };
-    build(&nodes, &src.name, slices, service)
+    Ok((nodes, src.name, slices, service))
+}
+
+/// Reads the three files and builds the report. Every error is about the input.
+pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow::Result<Report> {
+    let (nodes, slices_name, slices, service) = read_inputs(nodes, slices, service)?;
+    build(&nodes, &slices_name, slices, service)
 }
 
 /// Predicts the reconcile for already-decoded objects.
@@ -183,7 +196,7 @@ fn mode_name(mode: RoutingMode) -> String {
 
 /// Keeps the slices of the Service (by `kubernetes.io/service-name` and namespace) and returns
 /// the Service key `namespace/name`.
-fn select_slices(
+pub(super) fn select_slices(
     file: &str,
     slices: Vec<OwnedSlice>,
     service: Option<&ServiceInfo>,
