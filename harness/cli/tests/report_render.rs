@@ -293,6 +293,20 @@ fn every_shipped_scenarios_report_renders_in_chromium() {
     }
 }
 
+/// Where `summary` breaks the schema `harness schema summary` prints.
+fn schema_errors(summary: &Value) -> Vec<String> {
+    let schema = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["schema", "summary"])
+        .output()
+        .unwrap();
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(summary)
+        .map(|e| e.to_string())
+        .collect()
+}
+
 /// A summary as a harness before the reconciled fields wrote it still validates against
 /// today's schema, and `harness report` rebuilds the sidecar side and the per-pod series from
 /// the timeline.
@@ -324,16 +338,7 @@ fn a_summary_from_before_the_new_fields_still_renders() {
     ] {
         series.remove(key);
     }
-    let schema = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["schema", "summary"])
-        .output()
-        .unwrap();
-    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&summary)
-        .map(|e| e.to_string())
-        .collect();
+    let errors = schema_errors(&summary);
     assert!(errors.is_empty(), "{errors:?}");
 
     let dir = tempfile::tempdir().unwrap();
@@ -389,20 +394,11 @@ fn a_summary_from_before_the_new_fields_still_renders() {
 /// Every recorded summary matches the published schema.
 #[test]
 fn recorded_summaries_match_the_schema() {
-    let schema = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["schema", "summary"])
-        .output()
-        .unwrap();
-    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
     for fixture in fixtures() {
         let summary: Value =
             serde_json::from_str(&std::fs::read_to_string(fixture.join("summary.json")).unwrap())
                 .unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&summary)
-            .map(|e| e.to_string())
-            .collect();
+        let errors = schema_errors(&summary);
         assert!(errors.is_empty(), "{}: {errors:?}", fixture.display());
     }
 }

@@ -49,15 +49,20 @@ impl Scraper {
         }
     }
 
-    /// Reads one unlabelled counter or gauge from `http://addr/metrics`.
-    pub async fn counter(&self, addr: SocketAddr, name: &str) -> Option<f64> {
+    /// The text of `http://addr/metrics`; `None` when nothing answers.
+    async fn metrics_text(&self, addr: SocketAddr) -> Option<String> {
         let resp = self
             .client
             .get(format!("http://{addr}/metrics"))
             .send()
             .await
             .ok()?;
-        let text = resp.text().await.ok()?;
+        resp.text().await.ok()
+    }
+
+    /// Reads one unlabelled counter or gauge from `http://addr/metrics`.
+    pub async fn counter(&self, addr: SocketAddr, name: &str) -> Option<f64> {
+        let text = self.metrics_text(addr).await?;
         text.lines()
             .filter(|l| !l.starts_with('#'))
             .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
@@ -65,13 +70,7 @@ impl Scraper {
 
     /// Scrapes `http://admin/metrics`; `None` when the sidecar does not answer.
     pub async fn sidecar_metrics(&self, admin: SocketAddr) -> Option<SidecarMetrics> {
-        let resp = self
-            .client
-            .get(format!("http://{admin}/metrics"))
-            .send()
-            .await
-            .ok()?;
-        let text = resp.text().await.ok()?;
+        let text = self.metrics_text(admin).await?;
         Some(parse_sidecar_metrics(&text))
     }
 }
@@ -102,28 +101,26 @@ impl Scraper {
     /// Scrapes a generator's `/metrics`; `None` when it does not answer (not started yet, or
     /// finished).
     pub async fn loadgen_counters(&self, addr: SocketAddr) -> Option<LoadgenCounters> {
-        let resp = self
-            .client
-            .get(format!("http://{addr}/metrics"))
-            .send()
-            .await
-            .ok()?;
-        let text = resp.text().await.ok()?;
+        let text = self.metrics_text(addr).await?;
         Some(parse_loadgen_counters(&text))
     }
+}
+
+/// Every `series value` line of Prometheus text exposition, values as whole counts.
+fn samples(text: &str) -> impl Iterator<Item = (&str, u64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let value = value.trim().parse::<f64>().ok()?;
+            Some((series, value.max(0.0) as u64))
+        })
 }
 
 /// Picks loadgen's request counters out of Prometheus text exposition.
 pub fn parse_loadgen_counters(text: &str) -> LoadgenCounters {
     let mut c = LoadgenCounters::default();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, value)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(value) = value.trim().parse::<f64>() else {
-            continue;
-        };
-        let value = value.max(0.0) as u64;
+    for (series, value) in samples(text) {
         if series == "loadgen_attempted_total" {
             c.attempted = value;
         } else if let Some(labels) = series.strip_prefix("loadgen_responses_total{") {
@@ -142,14 +139,7 @@ pub fn parse_loadgen_counters(text: &str) -> LoadgenCounters {
 /// Picks the sidecar's series out of Prometheus text exposition.
 pub fn parse_sidecar_metrics(text: &str) -> SidecarMetrics {
     let mut m = SidecarMetrics::default();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, value)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(value) = value.trim().parse::<f64>() else {
-            continue;
-        };
-        let value = value.max(0.0) as u64;
+    for (series, value) in samples(text) {
         match series {
             "sidecar_in_flight" => m.in_flight = value,
             "sidecar_queue_depth" => m.queue_depth = value,

@@ -230,28 +230,7 @@ pub fn text(r: &AsIsReport) -> String {
     let _ = writeln!(out, "Service {}  ({})", r.service, r.mode);
     out.push('\n');
     out.push_str("Endpoints as they are:\n");
-    let rows: Vec<[String; 5]> = r
-        .endpoints
-        .iter()
-        .map(|e| {
-            [
-                e.address.clone(),
-                e.zone.clone().unwrap_or_else(|| "-".into()),
-                e.node.clone().unwrap_or_else(|| "-".into()),
-                e.ready.map_or("unset".into(), |b| b.to_string()),
-                if e.for_zones.is_empty() {
-                    "-".into()
-                } else {
-                    e.for_zones.join(",")
-                },
-            ]
-        })
-        .collect();
-    super::render::table(
-        &mut out,
-        ["ADDRESS", "ZONE", "NODE", "READY", "FOR-ZONES"],
-        &rows,
-    );
+    super::render::endpoints_table(&mut out, &r.endpoints);
     out.push('\n');
     let total = r.endpoints.len();
     let mut line = |who: &str, reachable: &[String], why: &Why| {

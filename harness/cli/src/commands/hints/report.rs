@@ -30,6 +30,21 @@ pub struct EndpointRow {
     pub for_nodes: Vec<String>,
 }
 
+impl EndpointRow {
+    /// The row of `e`, in slice `slice`.
+    pub fn new(slice: &str, e: &Endpoint) -> Self {
+        Self {
+            address: e.address.clone(),
+            zone: e.zone.clone(),
+            node: e.node_name.clone(),
+            ready: e.conditions.ready,
+            slice: slice.to_owned(),
+            for_zones: e.for_zones().to_vec(),
+            for_nodes: e.for_nodes().to_vec(),
+        }
+    }
+}
+
 /// The prediction, as printed with `--output json`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -152,16 +167,7 @@ pub fn build(
     let rows = outcomes
         .iter()
         .flat_map(|o| o.slices.iter())
-        .flat_map(|s| s.endpoints.iter().map(move |e| (s.name.clone(), e)))
-        .map(|(slice, e)| EndpointRow {
-            address: e.address.clone(),
-            zone: e.zone.clone(),
-            node: e.node_name.clone(),
-            ready: e.conditions.ready,
-            slice,
-            for_zones: e.for_zones().to_vec(),
-            for_nodes: e.for_nodes().to_vec(),
-        })
+        .flat_map(|s| s.endpoints.iter().map(|e| EndpointRow::new(&s.name, e)))
         .collect();
     let (reachable_from, reachable_from_nodes) = reachability(nodes, &endpoints, policy);
     Ok(Report {
