@@ -6,7 +6,7 @@
 //! hinted for its zone; ready endpoints or the serving-and-terminating fallback); without it,
 //! the addresses a client in each zone reaches, with the same reasons.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use anyhow::bail;
 use harness_core::k8s::kube_proxy::TopologyMode;
@@ -17,7 +17,7 @@ use harness_core::k8s::{Endpoint, Node, ProxyNode, ProxyOptions, ServicePolicy, 
 use serde::Serialize;
 
 use super::convert::{OwnedSlice, ServiceInfo};
-use super::report::{EndpointRow, select_slices};
+use super::report::{EndpointRow, client_zones, select_slices};
 
 /// Why kube-proxy uses what it uses.
 #[derive(Debug, Serialize)]
@@ -191,14 +191,7 @@ pub fn build(
             report.why = Some(v.why);
         }
         None => {
-            let mut zones: BTreeSet<String> = nodes
-                .iter()
-                .filter_map(|n| n.zone.clone())
-                .filter(|z| !z.is_empty())
-                .collect();
-            if zones.is_empty() {
-                zones = endpoints.iter().filter_map(|e| e.zone.clone()).collect();
-            }
+            let zones = client_zones(nodes, &endpoints);
             let mut reach = BTreeMap::new();
             let mut why = BTreeMap::new();
             for zone in zones {

@@ -262,6 +262,20 @@ pub(super) fn select_slices(
 
 type Reach = BTreeMap<String, Vec<String>>;
 
+/// The zones clients can be in: the nodes' zones, else (no node has one) the endpoints'.
+pub(super) fn client_zones(nodes: &[Node], endpoints: &[Endpoint]) -> BTreeSet<String> {
+    let zones: BTreeSet<String> = nodes
+        .iter()
+        .filter_map(|n| n.zone.clone())
+        .filter(|z| !z.is_empty())
+        .collect();
+    if zones.is_empty() {
+        endpoints.iter().filter_map(|e| e.zone.clone()).collect()
+    } else {
+        zones
+    }
+}
+
 fn reachability(nodes: &[Node], endpoints: &[Endpoint], policy: ServicePolicy) -> (Reach, Reach) {
     let options = ProxyOptions::default();
     let addresses = |list: Vec<&Endpoint>| {
@@ -269,15 +283,7 @@ fn reachability(nodes: &[Node], endpoints: &[Endpoint], policy: ServicePolicy) -
             .map(|e| e.address.clone())
             .collect::<Vec<_>>()
     };
-    let mut zones: BTreeSet<String> = nodes
-        .iter()
-        .filter_map(|n| n.zone.clone())
-        .filter(|z| !z.is_empty())
-        .collect();
-    if zones.is_empty() {
-        zones = endpoints.iter().filter_map(|e| e.zone.clone()).collect();
-    }
-    let by_zone = zones
+    let by_zone = client_zones(nodes, endpoints)
         .iter()
         .map(|zone| {
             let client = ProxyNode {
