@@ -171,7 +171,7 @@ fn ctrl_c_stops_every_process_and_writes_a_partial_summary() {
     let started = Instant::now();
     let mut lines = stderr.lines();
     for line in lines.by_ref() {
-        if line.unwrap().contains("== load") {
+        if line.unwrap().contains(" phase load") {
             break;
         }
         assert!(
