@@ -4,6 +4,7 @@
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
 #   make images  (one Docker image per workload for the kind target; needs a Docker engine)
+#   make report-screenshot  (renders the recorded reports in headless Chromium; refreshes docs/)
 
 CARGO   ?= cargo
 TARGET  ?= local
@@ -13,10 +14,10 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean images scenario-% scenario-autoscaler
+.PHONY: help build test lint fmt bench clean images scenario-% scenario-autoscaler report-screenshot
 
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,8p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -51,6 +52,15 @@ images:
 
 fmt:
 	$(CARGO) fmt --all
+
+## Renders every recorded run's report in headless Chromium (the report_render test), keeps the
+## rendered directories with a screenshot each in results/report-render/, and copies the
+## topology-skew incident's into docs/ for the README.
+report-screenshot:
+	rm -rf results/report-render
+	HARNESS_REPORT_SCREENSHOTS=$(CURDIR)/results/report-render HARNESS_SCREENSHOT_HEIGHT=2400 \
+		$(CARGO) test -p harness --test report_render
+	cp results/report-render/topology-skew-incident/report.png docs/report-topology-skew.png
 
 bench:
 	bash scripts/bench.sh

@@ -3,6 +3,7 @@
 
 mod commands;
 mod exit;
+mod invocation;
 mod output;
 mod progress;
 
@@ -24,6 +25,9 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Show what a run would do (placement, hints, reachability), without running it.
     Plan(commands::plan::PlanArgs),
+    /// Rebuild a run's junit.xml, report.md and report.html from its summary.json and
+    /// timeline.jsonl, without rerunning.
+    Report(commands::report::ReportArgs),
     /// Print the JSON Schema of scenario files (for editors), or of summary.json.
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
@@ -41,6 +45,7 @@ fn main() {
         Command::Plan(args) => commands::plan::run(args),
         Command::Validate(args) => commands::validate::run(args),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Hints(args) => commands::hints::run(args),
         Command::KindConfig(args) => commands::kind_config::run(args),
         Command::Images(args) => commands::images::run(args),

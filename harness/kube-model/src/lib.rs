@@ -6,7 +6,8 @@
 //!   redistribution ([`TopologyCache::add_hints`]), the `TopologyAwareHintsEnabled/Disabled`
 //!   events ([`events`]), `spec.trafficDistribution` hints ([`traffic_dist`]) and how a
 //!   reconcile chooses between them ([`reconcile`]);
-//! - kube-proxy's topology filtering and per-connection backend choice ([`kube_proxy`]);
+//! - kube-proxy's topology filtering and per-connection backend choice ([`kube_proxy`]), and
+//!   why it uses or ignores the hints on a node ([`topology_reason`]);
 //! - CPU quantities as Kubernetes parses them ([`quantity`]);
 //! - a sweep of the zone CPU share that shows where hints flap ([`sweep`]);
 //! - the HorizontalPodAutoscaler's replica calculation and behavior ([`hpa`]);
@@ -30,6 +31,7 @@ pub mod reconcile;
 pub mod redistribution;
 pub mod sweep;
 pub mod topology_cache;
+pub mod topology_reason;
 pub mod traffic_dist;
 pub mod types;
 pub mod workloads;

@@ -20,7 +20,9 @@ pub type Samples = Arc<Mutex<BTreeMap<String, Vec<PodSample>>>>;
 /// Pods to scrape: name → admin address (None: no sidecar, readiness only).
 pub type Targets = Arc<Mutex<BTreeMap<String, Option<SocketAddr>>>>;
 
-/// Samples until `stop` is cancelled.
+/// Samples until `stop` is cancelled, then once more: the generators have finished by then,
+/// so the last sample holds the sidecars' final counters (the reports set them against the
+/// generators' totals).
 pub async fn run_sampler(
     clock: RunClock,
     targets: Targets,
@@ -32,10 +34,10 @@ pub async fn run_sampler(
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
+        let last = tokio::select! {
+            () = stop.cancelled() => true,
+            _ = ticker.tick() => false,
+        };
         let now: Vec<(String, Option<SocketAddr>)> = targets
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -70,6 +72,9 @@ pub async fn run_sampler(
                 rejected_queue_full: m.rejected_queue_full,
                 rejected_queue_timeout: m.rejected_queue_timeout,
             });
+        }
+        if last {
+            return;
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use workload_contract::loadgen::LoadgenCounters;
 use workload_contract::prometheus;
 use workload_contract::sidecar::SidecarMetrics;
 
@@ -41,27 +42,33 @@ impl Scraper {
         }
     }
 
-    /// Reads one unlabelled counter or gauge from `http://addr/metrics`.
-    pub async fn counter(&self, addr: SocketAddr, name: &str) -> Option<f64> {
+    /// The text of `http://addr/metrics`; `None` when nothing answers.
+    async fn metrics_text(&self, addr: SocketAddr) -> Option<String> {
         let resp = self
             .client
             .get(format!("http://{addr}/metrics"))
             .send()
             .await
             .ok()?;
-        let text = resp.text().await.ok()?;
+        resp.text().await.ok()
+    }
+
+    /// Reads one unlabelled counter or gauge from `http://addr/metrics`.
+    pub async fn counter(&self, addr: SocketAddr, name: &str) -> Option<f64> {
+        let text = self.metrics_text(addr).await?;
         prometheus::value(&text, name)
     }
 
     /// Scrapes `http://admin/metrics`; `None` when the sidecar does not answer.
     pub async fn sidecar_metrics(&self, admin: SocketAddr) -> Option<SidecarMetrics> {
-        let resp = self
-            .client
-            .get(format!("http://{admin}/metrics"))
-            .send()
-            .await
-            .ok()?;
-        let text = resp.text().await.ok()?;
+        let text = self.metrics_text(admin).await?;
         Some(SidecarMetrics::parse(&text))
+    }
+
+    /// Scrapes a generator's `/metrics`; `None` when it does not answer (not started yet, or
+    /// finished).
+    pub async fn loadgen_counters(&self, addr: SocketAddr) -> Option<LoadgenCounters> {
+        let text = self.metrics_text(addr).await?;
+        Some(LoadgenCounters::parse(&text))
     }
 }

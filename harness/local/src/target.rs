@@ -28,6 +28,7 @@ use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
 use crate::shared::SharedState;
+use workload_contract::loadgen::LoadgenCounters;
 
 /// Grace period at teardown: the run is over, nothing is measured any more.
 const TEARDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -53,10 +54,36 @@ struct Running {
     stop: CancellationToken,
     /// Stops the sampler.
     stop_sampler: CancellationToken,
+    /// The sampler task (it takes a last sample when stopped).
+    sampler: Option<tokio::task::JoinHandle<()>>,
+    /// The generators' counters at the previous observation, for live rates.
+    last_counters: Option<(Instant, LoadgenCounters)>,
     clock: Option<RunClock>,
     deployed_at: Instant,
     /// The scenario's load balancer.
     lb: Option<LbProcess>,
+}
+
+/// Requests sent per second and the failed share of those completed, since the previous
+/// observation, over every generator that answers its metrics.
+async fn live_rates(run: &mut Running, scraper: &Scraper) -> (Option<f64>, Option<f64>) {
+    let mut now = LoadgenCounters::default();
+    for addr in &run.loadgen_metrics {
+        if let Some(c) = scraper.loadgen_counters(*addr).await {
+            now = now + c;
+        }
+    }
+    let at = Instant::now();
+    let rates = run.last_counters.map(|(then, before)| {
+        let seconds = (at - then).as_secs_f64().max(1e-3);
+        let sent = now.attempted.saturating_sub(before.attempted) as f64 / seconds;
+        let completed = now.completed.saturating_sub(before.completed);
+        let failed = now.failed.saturating_sub(before.failed);
+        let error_rate = (completed > 0).then(|| failed as f64 / completed as f64);
+        (Some(sent), error_rate)
+    });
+    run.last_counters = Some((at, now));
+    rates.unwrap_or((None, None))
 }
 
 impl LocalTarget {
@@ -183,6 +210,8 @@ impl Target for LocalTarget {
             loadgen_metrics: Vec::new(),
             stop,
             stop_sampler: CancellationToken::new(),
+            sampler: None,
+            last_counters: None,
             clock: None,
             deployed_at: Instant::now(),
         };
@@ -224,14 +253,14 @@ impl Target for LocalTarget {
         let scraper = self.scraper.clone();
         let run = self.running()?;
         run.clock = Some(*clock);
-        tokio::spawn(run_sampler(
+        run.sampler = Some(tokio::spawn(run_sampler(
             *clock,
             run.targets.clone(),
             run.samples.clone(),
             run.shared.clone(),
             scraper.clone(),
             run.stop_sampler.clone(),
-        ));
+        )));
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
             let proxy = match (generator.via, &run.lb) {
@@ -357,7 +386,9 @@ impl Target for LocalTarget {
     }
 
     async fn observe(&mut self) -> Result<Observation, TargetError> {
+        let scraper = self.scraper.clone();
         let run = self.running()?;
+        let (achieved_rps, error_rate) = live_rates(run, &scraper).await;
         let max = run
             .scenario
             .service
@@ -386,6 +417,8 @@ impl Target for LocalTarget {
         Ok(Observation {
             pods,
             hints_enabled: s.model.endpoints().hints_enabled(),
+            achieved_rps,
+            error_rate,
         })
     }
 
@@ -413,6 +446,10 @@ impl Target for LocalTarget {
             }
         }
         run.stop_sampler.cancel();
+        if let Some(sampler) = run.sampler.take() {
+            // The last scrape is bounded by the scraper's timeout.
+            let _ = tokio::time::timeout(Duration::from_secs(5), sampler).await;
+        }
         let samples = std::mem::take(&mut *run.samples.lock().unwrap_or_else(|e| e.into_inner()));
         let max_concurrency = run
             .scenario

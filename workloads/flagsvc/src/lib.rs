@@ -1,9 +1,10 @@
 //! flagsvc: the sample service every scenario puts behind the sidecar. A feature-flag server with
 //! `GET /flags/{key}` (JSON, configurable service time), `GET /stream` (server-sent events),
-//! `/healthz` and `/readyz`; every response names the pod, node and zone that produced it.
+//! `/healthz`, `/readyz` and Prometheus `/metrics`; every response names the pod, node and zone that produced it.
 
 pub mod cli;
 pub mod flags;
+pub mod metrics;
 mod routes;
 pub mod service_time;
 pub mod sse;

@@ -13,6 +13,7 @@ use workload_common::serve::Lifecycle;
 
 use crate::Config;
 use crate::flags::FlagStore;
+use crate::metrics::{Metrics, OPENMETRICS, Route, Tracked};
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -27,6 +28,7 @@ struct AppInner {
     identity: IdentityHeaders,
     store: Arc<FlagStore>,
     lifecycle: Lifecycle,
+    metrics: Arc<Metrics>,
 }
 
 impl App {
@@ -38,6 +40,7 @@ impl App {
                 identity,
                 store,
                 lifecycle,
+                metrics: Arc::default(),
             }),
         }
     }
@@ -56,8 +59,13 @@ impl App {
         hyper::service::service_fn(move |req| {
             let app = self.clone();
             async move {
+                let started = tokio::time::Instant::now();
+                let route = Route::of(req.method(), req.uri().path());
                 let mut response = app.handle(req).await;
                 app.inner.identity.apply(response.headers_mut());
+                app.inner
+                    .metrics
+                    .observe(route, response.status(), started.elapsed());
                 Ok(response)
             }
         })
@@ -72,6 +80,7 @@ impl App {
             }
             (&Method::GET, "/readyz") => text(StatusCode::OK, "ready\n"),
             (&Method::GET, "/stream") => self.stream(),
+            (&Method::GET, "/metrics") => self.metrics(),
             (&Method::GET, p) if p.starts_with("/flags/") && p.len() > "/flags/".len() => {
                 let key = p["/flags/".len()..].to_string();
                 self.flag(&key).await
@@ -104,8 +113,26 @@ impl App {
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "text/event-stream")
             .header(header::CACHE_CONTROL, "no-cache")
-            .body(BodyExt::boxed(StreamBody::new(events)))
+            .body(BodyExt::boxed(StreamBody::new(Tracked::new(
+                events,
+                Arc::clone(&self.inner.metrics),
+            ))))
             .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "stream\n"))
+    }
+}
+
+impl App {
+    fn metrics(&self) -> Response<Body> {
+        let text = self
+            .inner
+            .metrics
+            .encode(self.inner.lifecycle.is_draining());
+        let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static(OPENMETRICS),
+        );
+        response
     }
 }
 

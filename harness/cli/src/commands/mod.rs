@@ -4,6 +4,7 @@ pub mod hints;
 pub mod images;
 pub mod kind_config;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod validate;

@@ -13,7 +13,8 @@ use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit::{Failure, Outcome};
-use crate::progress::Console;
+use crate::invocation::{RunSpec, invocation};
+use crate::progress::{Console, ProgressMode};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -37,6 +38,10 @@ pub struct RunArgs {
     /// `timeScale`, else 1. The data plane (service time, request timeout) is never scaled.
     #[arg(long, value_name = "SCALE")]
     pub time_scale: Option<f64>,
+    /// How to show progress on stderr: `auto` draws live bars on a terminal and plain
+    /// timestamped lines elsewhere (or when NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// Leave the deployment running after the run (processes keep running until you stop
     /// them; on the local target they end with the harness process).
     #[arg(long)]
@@ -46,6 +51,15 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetName {
     Local,
+}
+
+impl TargetName {
+    /// The name as `--target` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetName::Local => "local",
+        }
+    }
 }
 
 pub fn run(args: RunArgs) -> Outcome {
@@ -73,19 +87,17 @@ pub fn run(args: RunArgs) -> Outcome {
     eprintln!(
         "running {} (variant {variant}) on target {}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
-        match args.target {
-            TargetName::Local => "local",
-        },
+        args.target.as_str(),
         args.seed,
         out_dir.display()
     );
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Failure::Infrastructure(anyhow!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(async {
+    let mut outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
         let mut target = LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
-        let progress = Console::new();
+        let progress = Console::new(args.progress);
         let options = RunOptions { keep: args.keep };
         let result = engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
         progress.finish();
@@ -95,6 +107,13 @@ pub fn run(args: RunArgs) -> Outcome {
             _ => Failure::Infrastructure(e.into()),
         })
     })?;
+    outcome.summary.invocation = Some(invocation(&RunSpec {
+        file: &args.file,
+        variant: scenario.selected_variant.as_deref(),
+        target: args.target.as_str(),
+        seed: args.seed,
+        time_scale: time_scale.factor(),
+    }));
     finish(&outcome, &out_dir)
 }
 

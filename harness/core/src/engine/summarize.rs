@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use kube_model::events::is_topology_hints_reason;
 
 use super::explain::explain;
+use super::pod_views::{pod_destination, pod_load_balancer, pod_sources};
+use super::series_views::{load_series, timeline_series};
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::*;
 
@@ -33,6 +35,13 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     };
     let skew = measure::skew(run, whole);
     let explanation = explain(facts.partial_reason.as_deref(), run, &expectations, &skew);
+    let (mut sources, unattributed) = pod_sources(run);
+    let mut pods = pods(run, &skew);
+    let mut balanced = pod_load_balancer(run);
+    for pod in &mut pods {
+        pod.source = sources.remove(&pod.name);
+        pod.load_balancer = balanced.remove(&pod.name);
+    }
     Summary {
         schema: SUMMARY_SCHEMA.to_string(),
         scenario: facts.scenario,
@@ -49,7 +58,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         explanation,
         expectations,
         totals: totals(run),
-        pods: pods(run, &skew),
+        pods,
         skew: SkewSummary {
             max_mean: skew.max_mean,
             cv: skew.cv,
@@ -58,6 +67,8 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         traffic_matrix: traffic_matrix(run),
         hints: hints(run),
         series: series(run),
+        unattributed: (!run.generators.is_empty()).then_some(unattributed),
+        invocation: None,
     }
 }
 
@@ -115,6 +126,9 @@ fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
                 max_in_flight: p.samples.iter().map(|s| s.in_flight).max().unwrap_or(0),
                 max_queue_depth: p.samples.iter().map(|s| s.queue_depth).max().unwrap_or(0),
                 max_concurrency: p.max_concurrency,
+                destination: pod_destination(p),
+                source: None,
+                load_balancer: None,
             }
         })
         .collect()
@@ -220,6 +234,8 @@ fn series(run: &RunData) -> Series {
             });
         }
     }
+    timeline_series(run, n).apply(&mut s);
+    load_series(run, n, &mut s);
     s
 }
 

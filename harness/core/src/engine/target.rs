@@ -201,6 +201,12 @@ pub struct PodObservation {
 pub struct Observation {
     pub pods: Vec<PodObservation>,
     pub hints_enabled: bool,
+    /// Requests the load generators sent per second since the previous observation (the
+    /// source side); `None` until two observations are apart.
+    pub achieved_rps: Option<f64>,
+    /// Of the requests that completed since the previous observation, the share that failed
+    /// (non-2xx or transport error); `None` when none completed.
+    pub error_rate: Option<f64>,
 }
 
 /// Any error a target's operation can fail with (a `LocalError`, a `kube::Error`, an I/O

@@ -1,25 +1,28 @@
-//! `report.md`: a short report for a CI step summary — verdict, explanation, the expectations
-//! table, per-pod distribution and hint events.
+//! `report.md`: a short report for a CI step summary (GitHub-flavoured Markdown) — verdict,
+//! explanation, the expectations table (✅/❌ and words), the reconciled per-pod table (the
+//! pod's sidecar beside what its callers got back) and the hint events.
 
 use std::fmt::Write;
 
-use super::{Summary, Verdict};
+use super::Summary;
+use super::reconcile::{Column, Side, columns, pod_rows, totals};
+use super::text::{disagreements, format_number, threshold_text, verdict_text};
 
 /// Renders the Markdown report for `summary`.
 pub fn render_markdown(summary: &Summary) -> String {
     let mut md = String::new();
-    let verdict = match (summary.verdict, summary.partial) {
-        (Verdict::Pass, false) => "PASS",
-        (Verdict::Fail, false) => "FAIL",
-        (Verdict::Pass, true) => "PASS (partial run)",
-        (Verdict::Fail, true) => "FAIL (partial run)",
-    };
     let variant = summary
         .variant
         .as_deref()
         .map(|v| format!(" — variant `{v}`"))
         .unwrap_or_default();
-    let _ = writeln!(md, "# {} {}{}\n", verdict, summary.scenario, variant);
+    let _ = writeln!(
+        md,
+        "# {} {}{}\n",
+        verdict_text(summary),
+        summary.scenario,
+        variant
+    );
     let _ = writeln!(
         md,
         "Target `{}`, run `{}`, seed {}, {:.1}s of load, time scale {:?}.\n",
@@ -31,42 +34,22 @@ pub fn render_markdown(summary: &Summary) -> String {
     for line in &summary.explanation {
         let _ = writeln!(md, "- {line}");
     }
-    md.push_str("\n| | expectation | window | observed | threshold |\n|---|---|---|---|---|\n");
+    md.push_str(
+        "\n| result | expectation | window | observed | threshold |\n|---|---|---|---|---|\n",
+    );
     for e in &summary.expectations {
-        let mark = if e.passed { "✅" } else { "❌" };
+        let mark = if e.passed { "✅ pass" } else { "❌ fail" };
         let observed = e.observed.map(format_number).unwrap_or_else(|| "—".into());
-        let threshold = match (e.threshold.min, e.threshold.max) {
-            (Some(min), Some(max)) => {
-                format!("{} ≤ x ≤ {}", format_number(min), format_number(max))
-            }
-            (Some(min), None) => format!("≥ {}", format_number(min)),
-            (None, Some(max)) => format!("≤ {}", format_number(max)),
-            (None, None) => "—".into(),
-        };
         let _ = writeln!(
             md,
-            "| {mark} | {} (`{}`) | {} | {observed} | {threshold} |",
-            e.name, e.metric, e.window.text
+            "| {mark} | {} (`{}`) | {} | {observed} | {} |",
+            cell(&e.name),
+            e.metric,
+            cell(&e.window.text),
+            threshold_text(e)
         );
     }
-    if !summary.pods.is_empty() {
-        md.push_str("\n| pod | zone | requests | share | max in flight / limit | rejected |\n|---|---|---|---|---|---|\n");
-        for p in &summary.pods {
-            let rejected: u64 = p.rejected.values().sum();
-            let starved = if p.starved { " (starved)" } else { "" };
-            let _ = writeln!(
-                md,
-                "| {}{starved} | {} | {} | {:.1}% | {} / {} | {} |",
-                p.name,
-                p.zone,
-                p.requests,
-                p.share * 100.0,
-                p.max_in_flight,
-                p.max_concurrency,
-                rejected
-            );
-        }
-    }
+    pods_table(&mut md, summary);
     if !summary.hints.events.is_empty() {
         let _ = writeln!(md, "\nHint events ({} flaps):\n", summary.hints.flaps);
         let before = summary.hints.events.iter().filter(|e| e.t_s < 0.0).count();
@@ -80,15 +63,86 @@ pub fn render_markdown(summary: &Summary) -> String {
             let _ = writeln!(md, "- {:.1}s {}: {}", ev.t_s, ev.reason, ev.message);
         }
     }
+    if let Some(inv) = &summary.invocation {
+        let _ = writeln!(md, "\nReproduce: `{}`", inv.command);
+    }
     md
 }
 
-fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e12 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.4}")
+fn pods_table(md: &mut String, summary: &Summary) {
+    let rows = pod_rows(summary);
+    if rows.is_empty() {
+        return;
     }
+    let columns = columns(&rows);
+    let header: Vec<String> = columns
+        .iter()
+        .map(|c| match c.side() {
+            Side::Destination => format!("{} (sidecar)", c.header()),
+            Side::LoadBalancer => format!("LB {}", c.header()),
+            Side::Source => format!("{} (callers)", c.header()),
+            Side::Pod if *c == Column::Zone => "zone".to_string(),
+            Side::Pod | Side::Reconciled => c.header().to_string(),
+        })
+        .collect();
+    md.push('\n');
+    table_row(md, &header);
+    let _ = writeln!(md, "|{}", "---|".repeat(columns.len()));
+    for row in &rows {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| match (c, row.flag()) {
+                (Column::Pod, Some(flag)) => format!("{} ⚠️ {flag}", row.pod.name),
+                _ => cell(&c.cell(row)),
+            })
+            .collect();
+        table_row(md, &cells);
+    }
+    let t = totals(&rows);
+    let cells: Vec<String> = columns
+        .iter()
+        .map(|c| match c {
+            Column::Pod => "**all pods**".to_string(),
+            _ => cell(&c.total(&t)),
+        })
+        .collect();
+    table_row(md, &cells);
+    if let Some(u) = &summary.unattributed {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| match c {
+                Column::Pod => "*no pod named*".to_string(),
+                _ => cell(&c.unattributed(u)),
+            })
+            .collect();
+        table_row(md, &cells);
+    }
+    md.push_str(
+        "\n(sidecar): the pod's sidecar; LB: what the load balancer sent it; (callers): what the \
+         callers got back from it (by `x-pod`); no answer = arrived − answered − streams. Every \
+         side counts the pod's whole life, warm-up and drain included.\n",
+    );
+    for line in disagreements(&rows) {
+        let _ = writeln!(md, "\n- ⚠️ {line}");
+    }
+}
+
+/// `| a | | b |`: one table row, empty cells kept narrow.
+fn table_row(md: &mut String, cells: &[String]) {
+    md.push('|');
+    for c in cells {
+        if c.is_empty() {
+            md.push_str(" |");
+        } else {
+            let _ = write!(md, " {c} |");
+        }
+    }
+    md.push('\n');
+}
+
+/// Text safe inside a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
 }
 
 #[cfg(test)]
@@ -101,12 +155,36 @@ mod tests {
         let md = render_markdown(&failing_summary());
         assert!(md.starts_with("# FAIL topology-skew — variant `incident`"));
         assert!(md.contains("- starvedPods = 1 > 0"));
-        assert!(md.contains("| ❌ | no starved pods (`starvedPods`) | whole run | 1 | ≤ 0 |"));
+        assert!(md.contains("| ❌ fail | no starved pods (`starvedPods`) | whole run | 1 | ≤ 0 |"));
         assert!(md.contains("- 1.5s TopologyAwareHintsEnabled"));
         assert!(md.contains("- 1 events while the pods were deployed"));
         assert!(
             !md.contains("Insufficient number"),
             "deploy-time events are only counted"
         );
+    }
+
+    #[test]
+    fn the_pod_table_reconciles_both_sides() {
+        let md = render_markdown(&failing_summary());
+        assert!(md.contains(
+            "| pod-2 ⚠️ swallows requests | zone-b | 42.1% | 120 | 2 | 0 | 118 | 20 / 20 | 118 | 1× 200 | 0 | 0 | 119 (99%) |"
+        ), "{md}");
+        assert!(
+            md.contains("| **all pods** | | | 285 | 167 | 0 | 118 | | | 161× 200 | 0 | 0 | 124 |"),
+            "{md}"
+        );
+        assert!(md.contains("| pod | zone | share | arrived (sidecar) |"));
+        assert!(md.contains("- ⚠️ pod-2: 120 requests reached its sidecar"));
+        // Every row of the table has the header's 13 cells.
+        let table: Vec<&str> = md
+            .lines()
+            .skip_while(|l| !l.starts_with("| pod |"))
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        assert_eq!(table.len(), 5, "header, rule, 2 pods, total");
+        for line in table {
+            assert_eq!(line.matches('|').count(), 14, "{line}");
+        }
     }
 }

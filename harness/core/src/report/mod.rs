@@ -6,8 +6,10 @@
 mod html;
 mod junit;
 mod markdown;
+pub mod reconcile;
 pub mod summary;
 mod svg;
+mod text;
 mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -63,78 +65,4 @@ pub fn write_reports(
 }
 
 #[cfg(test)]
-pub(crate) mod fixture {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    /// A small failing summary used by the renderers' tests.
-    pub fn failing_summary() -> Summary {
-        let mut requests_per_pod = BTreeMap::new();
-        requests_per_pod.insert("pod-1".to_string(), vec![50, 60, 55]);
-        requests_per_pod.insert("pod-2".to_string(), vec![0, 0, 1]);
-        Summary {
-            schema: SUMMARY_SCHEMA.to_string(),
-            scenario: "topology-skew".into(),
-            variant: Some("incident".into()),
-            target: "local".into(),
-            run_id: "20261129-000000-abcd".into(),
-            seed: 7,
-            started_at: "2026-11-29T00:00:00Z".into(),
-            duration_s: 3.0,
-            time_scale: 1.0,
-            verdict: Verdict::Fail,
-            partial: false,
-            partial_reason: None,
-            explanation: vec!["starvedPods = 1 > 0: pod-2 <starved> & idle".into()],
-            expectations: vec![ExpectationResult {
-                name: "no starved pods".into(),
-                metric: "starvedPods".into(),
-                window: WindowSummary {
-                    text: "whole run".into(),
-                    from_s: 0.0,
-                    to_s: 3.0,
-                },
-                observed: Some(1.0),
-                threshold: Threshold {
-                    min: None,
-                    max: Some(0.0),
-                },
-                passed: false,
-                evidence: "pod-2 received 1 of 166 requests".into(),
-            }],
-            totals: Totals::default(),
-            pods: vec![],
-            skew: SkewSummary::default(),
-            traffic_matrix: BTreeMap::new(),
-            hints: HintsSummary {
-                events: vec![
-                    HintEventSummary {
-                        t_s: -2.0,
-                        kind: "Warning".into(),
-                        reason: "TopologyAwareHintsDisabled".into(),
-                        message: "Insufficient number of endpoints (0 endpoints, 2 zones)".into(),
-                    },
-                    HintEventSummary {
-                        t_s: 1.5,
-                        kind: "Normal".into(),
-                        reason: "TopologyAwareHintsEnabled".into(),
-                        message: "Topology Aware Hints has been enabled".into(),
-                    },
-                ],
-                flaps: 1,
-            },
-            series: Series {
-                requests_per_pod,
-                error_rate: vec![0.0, 0.5, 0.1],
-                attempted: vec![50, 120, 56],
-                markers: vec![Marker {
-                    t_s: 1.0,
-                    label: "node-change".into(),
-                }],
-                hints_enabled: vec![false, true, true],
-                destination_rps: vec![50.0, 60.0, 56.0],
-                replicas: vec![2, 2, 2],
-            },
-        }
-    }
-}
+pub(crate) mod fixture;

@@ -1,6 +1,8 @@
 //! The `summary.json` model (schema `harness-summary/v1`): the verdict, each expectation with
 //! what was observed, per-pod numbers, the traffic matrix, hint events and per-second series.
 //! Documented field by field in docs/summary-schema.md; changing a field means a new version.
+//! Fields added within v1 are optional (`#[serde(default)]`): a summary written by an older
+//! harness still reads, and still validates against the current schema.
 
 use std::collections::BTreeMap;
 
@@ -49,6 +51,28 @@ pub struct Summary {
     pub traffic_matrix: BTreeMap<String, BTreeMap<String, u64>>,
     pub hints: HintsSummary,
     pub series: Series,
+    /// Source-side outcomes no pod could be named for (no `x-pod`: timeouts and errors on
+    /// connections no pod had answered on), over the generators' whole runs.
+    #[serde(default)]
+    pub unattributed: Option<PodSource>,
+    /// How the run was started: versions and the command that repeats it.
+    #[serde(default)]
+    pub invocation: Option<Invocation>,
+}
+
+/// How a run was started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Invocation {
+    /// Version of the harness that ran it.
+    pub harness_version: String,
+    /// The scenario file as given on the command line.
+    pub scenario_file: String,
+    /// A command line that repeats the run (same file, variant, target, seed, time scale).
+    pub command: String,
+    /// Workload binary → its `--version` line.
+    #[serde(default)]
+    pub workloads: BTreeMap<String, String>,
 }
 
 /// One expectation and how it fared.
@@ -117,6 +141,75 @@ pub struct PodSummary {
     pub max_in_flight: u64,
     pub max_queue_depth: u64,
     pub max_concurrency: u64,
+    /// The pod's sidecar over the pod's whole life (warm-up and drain included); null without
+    /// a sidecar.
+    #[serde(default)]
+    pub destination: Option<PodDestination>,
+    /// What the load generators got back from this pod over their whole runs.
+    #[serde(default)]
+    pub source: Option<PodSource>,
+    /// What the load balancer sent this pod over the whole run; null without one.
+    #[serde(default)]
+    pub load_balancer: Option<PodLoadBalancer>,
+}
+
+/// One pod as the load balancer saw it: requests it sent the pod, and the failed ones (its own
+/// 502/503/504 for the pod, or a 5xx the pod answered).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodLoadBalancer {
+    pub sent: u64,
+    pub failed: u64,
+}
+
+/// The destination side of one pod: its sidecar's counters at the end of the run.
+/// `arrived = admitted + Σ rejected + queuedAtEnd + abandoned`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDestination {
+    /// Requests that reached the sidecar (SSE stream requests included).
+    pub arrived: u64,
+    /// Requests that got a concurrency slot.
+    pub admitted: u64,
+    /// Rejections by reason (queue_full, queue_timeout), answered 503.
+    pub rejected: BTreeMap<String, u64>,
+    /// Still waiting in the admission queue at the last sample.
+    pub queued_at_end: u64,
+    /// Left the queue because their caller gave up (timed out or disconnected) before a slot.
+    pub abandoned: u64,
+}
+
+/// The source side of one pod: responses attributed to it by `x-pod`, transport errors on
+/// connections it had answered on, and SSE streams it served.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSource {
+    /// Status code → responses.
+    pub responses: BTreeMap<String, u64>,
+    /// Transport error kind → count.
+    pub transport_errors: BTreeMap<String, u64>,
+    pub streams_opened: u64,
+    pub streams_failed: u64,
+}
+
+impl PodSource {
+    /// Every response, any status.
+    pub fn answered(&self) -> u64 {
+        self.responses.values().sum()
+    }
+
+    /// Responses that are not 2xx.
+    pub fn non_2xx(&self) -> u64 {
+        self.responses
+            .iter()
+            .filter(|(code, _)| !code.starts_with('2'))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub fn transport(&self) -> u64 {
+        self.transport_errors.values().sum()
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -169,6 +262,50 @@ pub struct Series {
     /// Pods not terminating, at the end of each second.
     #[serde(default)]
     pub replicas: Vec<u32>,
+    /// Pod → requests that reached its sidecar per second (the destination side).
+    #[serde(default)]
+    pub arrivals_per_pod: BTreeMap<String, Vec<u64>>,
+    /// Pod → highest in-flight count sampled in each second (null: no sample that second).
+    #[serde(default)]
+    pub in_flight_per_pod: BTreeMap<String, Vec<Option<u64>>>,
+    /// Pod → longest admission queue sampled in each second (null: no sample that second).
+    #[serde(default)]
+    pub queue_per_pod: BTreeMap<String, Vec<Option<u64>>>,
+    /// Error kind (a non-2xx status code, or a transport error kind) → count per second.
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<String, Vec<u64>>,
+    /// Pod → the zones its endpoint is hinted for at the end of each second, comma separated
+    /// (null: no hint).
+    #[serde(default)]
+    pub hints_per_pod: BTreeMap<String, Vec<Option<String>>>,
+    /// Each pod's termination and what the load balancer sent it meanwhile.
+    #[serde(default)]
+    pub terminations: Vec<TerminationWindow>,
+    /// Pod → requests the load balancer sent it that failed, per second.
+    #[serde(default)]
+    pub lb_failed_per_pod: BTreeMap<String, Vec<u64>>,
+}
+
+/// A pod's termination: from its deletion (endpoint removed) to its exit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminationWindow {
+    pub pod: String,
+    /// Deleted: left the ready endpoints and its termination began.
+    pub from_s: f64,
+    /// SIGTERM reached the app (after any preStop hook); null if it never did.
+    pub sigterm_s: Option<f64>,
+    /// The pod's processes exited; null when still running at the end.
+    pub to_s: Option<f64>,
+    /// Requests the load balancer sent the pod after its deletion (null without one), and the
+    /// failed ones among them.
+    pub requests: Option<u64>,
+    pub failed: Option<u64>,
+    /// When the load balancer last sent the pod a request after its deletion (the end of that
+    /// accounting bucket): the deregistration lag made visible. Null without one, or when it
+    /// sent nothing after the deletion.
+    #[serde(default)]
+    pub lb_last_sent_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

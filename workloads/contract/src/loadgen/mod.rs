@@ -16,6 +16,60 @@ use crate::flags::duration_flag;
 
 /// `loadgen_attempted_total`: requests sent so far (the source side of the autoscaler's view).
 pub const ATTEMPTED_TOTAL: &str = "loadgen_attempted_total";
+/// `loadgen_responses_total{code}`: responses by status code.
+pub const RESPONSES_TOTAL: &str = "loadgen_responses_total";
+/// `loadgen_transport_errors_total{kind}`: requests that got no response, by kind.
+pub const TRANSPORT_ERRORS_TOTAL: &str = "loadgen_transport_errors_total";
+
+/// A generator's source-side request counters (`loadgen --metrics-listen`), cumulative.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadgenCounters {
+    pub attempted: u64,
+    /// Responses of any status plus transport errors.
+    pub completed: u64,
+    /// Non-2xx responses plus transport errors.
+    pub failed: u64,
+}
+
+impl std::ops::Add for LoadgenCounters {
+    type Output = Self;
+
+    fn add(self, o: Self) -> Self {
+        Self {
+            attempted: self.attempted + o.attempted,
+            completed: self.completed + o.completed,
+            failed: self.failed + o.failed,
+        }
+    }
+}
+
+impl LoadgenCounters {
+    /// Picks loadgen's request counters out of its Prometheus text; missing series read as 0.
+    pub fn parse(text: &str) -> LoadgenCounters {
+        let mut c = LoadgenCounters::default();
+        for sample in crate::prometheus::samples(text) {
+            let value = sample.value.max(0.0) as u64;
+            match sample.name {
+                ATTEMPTED_TOTAL if sample.labels.is_empty() => c.attempted = value,
+                RESPONSES_TOTAL => {
+                    c.completed += value;
+                    if !sample
+                        .label("code")
+                        .is_some_and(|code| code.starts_with('2'))
+                    {
+                        c.failed += value;
+                    }
+                }
+                TRANSPORT_ERRORS_TOTAL => {
+                    c.completed += value;
+                    c.failed += value;
+                }
+                _ => {}
+            }
+        }
+        c
+    }
+}
 
 /// A generator's request rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -230,5 +284,26 @@ mod tests {
         let code: StatusCode = "503".parse().unwrap();
         assert!(code.is_server_error() && !code.is_success());
         assert!("5xx".parse::<StatusCode>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_generators_counters() {
+        let text = "# TYPE loadgen_attempted_total counter\nloadgen_attempted_total 120\n\
+                    loadgen_responses_total{code=\"200\"} 90\nloadgen_responses_total{code=\"503\"} 5\n\
+                    loadgen_transport_errors_total{kind=\"timeout\"} 20\n\
+                    loadgen_transport_errors_total{kind=\"reset\"} 1\nloadgen_in_flight 4\n# EOF\n";
+        assert_eq!(
+            LoadgenCounters::parse(text),
+            LoadgenCounters {
+                attempted: 120,
+                completed: 116,
+                failed: 26,
+            }
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! `harness hints`: what the EndpointSlice controller and kube-proxy would do with a cluster's
 //! Nodes, a Service and its EndpointSlices (Kubernetes v1.34 behaviour, from the models in
 //! `kube_model`), and `harness hints sweep`: where Topology Aware Routing switches hints
-//! on and off as one zone's share of CPU moves.
+//! on and off as one zone's share of CPU moves. With `--as-is`, the slices' hints are taken
+//! as they are and only kube-proxy's choice is shown ([`as_is`]).
 
+mod as_is;
 mod load;
 mod render;
 mod report;
@@ -43,6 +45,16 @@ pub struct HintsArgs {
     /// else spec.trafficDistribution. Without it, topology-mode Auto is assumed.
     #[arg(long, value_name = "FILE")]
     service: Option<PathBuf>,
+
+    /// Take the EndpointSlices as they are (their hints untouched, no reconcile) and show
+    /// what kube-proxy does with them: who reaches which pods right now, and why.
+    #[arg(long)]
+    as_is: bool,
+
+    /// With --as-is: the node (one of --nodes) whose kube-proxy to explain; the JSON then has
+    /// `reachable` (the addresses it uses) and `why`. Without it: `reachableFrom` per zone.
+    #[arg(long, value_name = "NAME", requires = "as_is")]
+    from_node: Option<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -93,6 +105,24 @@ fn run_report(args: HintsArgs) -> Outcome {
             "--nodes and --endpointslices are required"
         )));
     };
+    if args.as_is {
+        let (node_objects, slices_name, slice_objects, service) =
+            report::read_inputs(&nodes, &slices, args.service.as_deref())
+                .map_err(Failure::InvalidInput)?;
+        let report = as_is::build(
+            &node_objects,
+            &slices_name,
+            slice_objects,
+            service,
+            args.from_node.as_deref(),
+            &nodes.display().to_string(),
+        )
+        .map_err(Failure::InvalidInput)?;
+        return match args.output {
+            OutputFormat::Text => print(&as_is::text(&report)),
+            OutputFormat::Json => print_json(&report),
+        };
+    }
     let report = report::from_files(&nodes, &slices, args.service.as_deref())
         .map_err(Failure::InvalidInput)?;
     match args.output {

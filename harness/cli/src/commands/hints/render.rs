@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::report::Report;
+use super::report::{EndpointRow, Report};
 
 /// Renders the report as aligned text tables.
 pub fn report_text(r: &Report) -> String {
@@ -44,25 +44,7 @@ pub fn report_text(r: &Report) -> String {
     }
     out.push('\n');
     out.push_str("Endpoints after the reconcile:\n");
-    let rows: Vec<[String; 6]> = r
-        .endpoints
-        .iter()
-        .map(|e| {
-            [
-                e.address.clone(),
-                e.zone.clone().unwrap_or_else(|| "-".into()),
-                e.node.clone().unwrap_or_else(|| "-".into()),
-                e.ready.map_or("unset".into(), |b| b.to_string()),
-                join_or_dash(&e.for_zones),
-                join_or_dash(&e.for_nodes),
-            ]
-        })
-        .collect();
-    table(
-        &mut out,
-        ["ADDRESS", "ZONE", "NODE", "READY", "FOR-ZONES", "FOR-NODES"],
-        &rows,
-    );
+    endpoints_table(&mut out, &r.endpoints);
     out.push('\n');
     out.push_str("kube-proxy: addresses a client reaches, per zone (node hosting no endpoint):\n");
     for (zone, addrs) in &r.reachable_from {
@@ -84,6 +66,28 @@ pub fn report_text(r: &Report) -> String {
         let _ = writeln!(out, "  - {a}");
     }
     out
+}
+
+/// The endpoints as a table: address, zone, node, ready, hints.
+pub fn endpoints_table(out: &mut String, endpoints: &[EndpointRow]) {
+    let rows: Vec<[String; 6]> = endpoints
+        .iter()
+        .map(|e| {
+            [
+                e.address.clone(),
+                e.zone.clone().unwrap_or_else(|| "-".into()),
+                e.node.clone().unwrap_or_else(|| "-".into()),
+                e.ready.map_or("unset".into(), |b| b.to_string()),
+                join_or_dash(&e.for_zones),
+                join_or_dash(&e.for_nodes),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        ["ADDRESS", "ZONE", "NODE", "READY", "FOR-ZONES", "FOR-NODES"],
+        &rows,
+    );
 }
 
 fn join_or_dash(items: &[String]) -> String {

@@ -31,6 +31,21 @@ pub struct EndpointRow {
     pub for_nodes: Vec<String>,
 }
 
+impl EndpointRow {
+    /// The row of `e`, in slice `slice`.
+    pub fn new(slice: &str, e: &Endpoint) -> Self {
+        Self {
+            address: e.address.clone(),
+            zone: e.zone.clone(),
+            node: e.node_name.clone(),
+            ready: e.conditions.ready,
+            slice: slice.to_owned(),
+            for_zones: e.for_zones().to_vec(),
+            for_nodes: e.for_nodes().to_vec(),
+        }
+    }
+}
+
 /// The prediction, as printed with `--output json`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -49,8 +64,15 @@ pub struct Report {
     pub assumptions: Vec<String>,
 }
 
-/// Reads the three files and builds the report. Every error is about the input.
-pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow::Result<Report> {
+/// The decoded input files: nodes, the slices' file name and slices, and the Service.
+pub(super) type Inputs = (Vec<Node>, String, Vec<OwnedSlice>, Option<ServiceInfo>);
+
+/// Reads and decodes the three files. Every error is about the input.
+pub(super) fn read_inputs(
+    nodes: &Path,
+    slices: &Path,
+    service: Option<&Path>,
+) -> anyhow::Result<Inputs> {
     let src = Source::read(nodes)?;
     let nodes: Vec<Node> = src
         .objects()?
@@ -79,7 +101,13 @@ pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow
         }
         None => None,
     };
-    build(&nodes, &src.name, slices, service)
+    Ok((nodes, src.name, slices, service))
+}
+
+/// Reads the three files and builds the report. Every error is about the input.
+pub fn from_files(nodes: &Path, slices: &Path, service: Option<&Path>) -> anyhow::Result<Report> {
+    let (nodes, slices_name, slices, service) = read_inputs(nodes, slices, service)?;
+    build(&nodes, &slices_name, slices, service)
 }
 
 /// A conversion error with where it is in the file: the value's line and column when the
@@ -160,16 +188,7 @@ pub fn build(
     let rows = outcomes
         .iter()
         .flat_map(|o| o.slices.iter())
-        .flat_map(|s| s.endpoints.iter().map(move |e| (s.name.clone(), e)))
-        .map(|(slice, e)| EndpointRow {
-            address: e.address.clone(),
-            zone: e.zone.clone(),
-            node: e.node_name.clone(),
-            ready: e.conditions.ready,
-            slice,
-            for_zones: e.for_zones().to_vec(),
-            for_nodes: e.for_nodes().to_vec(),
-        })
+        .flat_map(|s| s.endpoints.iter().map(|e| EndpointRow::new(&s.name, e)))
         .collect();
     let (reachable_from, reachable_from_nodes) = reachability(nodes, &endpoints, policy);
     Ok(Report {
@@ -204,7 +223,7 @@ fn mode_name(mode: RoutingMode) -> String {
 
 /// Keeps the slices of the Service (by `kubernetes.io/service-name` and namespace) and returns
 /// the Service key `namespace/name`.
-fn select_slices(
+pub(super) fn select_slices(
     file: &str,
     slices: Vec<OwnedSlice>,
     service: Option<&ServiceInfo>,
@@ -264,6 +283,20 @@ fn select_slices(
 
 type Reach = BTreeMap<String, Vec<String>>;
 
+/// The zones clients can be in: the nodes' zones, else (no node has one) the endpoints'.
+pub(super) fn client_zones(nodes: &[Node], endpoints: &[Endpoint]) -> BTreeSet<String> {
+    let zones: BTreeSet<String> = nodes
+        .iter()
+        .filter_map(|n| n.zone.clone())
+        .filter(|z| !z.is_empty())
+        .collect();
+    if zones.is_empty() {
+        endpoints.iter().filter_map(|e| e.zone.clone()).collect()
+    } else {
+        zones
+    }
+}
+
 fn reachability(nodes: &[Node], endpoints: &[Endpoint], policy: ServicePolicy) -> (Reach, Reach) {
     let options = ProxyOptions::default();
     let addresses = |list: Vec<&Endpoint>| {
@@ -271,15 +304,7 @@ fn reachability(nodes: &[Node], endpoints: &[Endpoint], policy: ServicePolicy) -
             .map(|e| e.address.clone())
             .collect::<Vec<_>>()
     };
-    let mut zones: BTreeSet<String> = nodes
-        .iter()
-        .filter_map(|n| n.zone.clone())
-        .filter(|z| !z.is_empty())
-        .collect();
-    if zones.is_empty() {
-        zones = endpoints.iter().filter_map(|e| e.zone.clone()).collect();
-    }
-    let by_zone = zones
+    let by_zone = client_zones(nodes, endpoints)
         .iter()
         .map(|zone| {
             let client = ProxyNode {

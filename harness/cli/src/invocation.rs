@@ -1,0 +1,106 @@
+//! The run facts a report shows besides the scenario: the harness and workload versions and a
+//! command line that repeats the run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use harness_core::report::Invocation;
+use harness_local::bins::WorkloadBins;
+
+/// What to repeat.
+pub struct RunSpec<'a> {
+    pub file: &'a Path,
+    pub variant: Option<&'a str>,
+    pub target: &'a str,
+    pub seed: u64,
+    pub time_scale: f64,
+}
+
+/// Versions and the command that repeats `spec`.
+pub fn invocation(spec: &RunSpec<'_>) -> Invocation {
+    let mut words = vec![
+        "harness".to_string(),
+        "run".to_string(),
+        spec.file.display().to_string(),
+    ];
+    if let Some(v) = spec.variant {
+        words.extend(["--variant".to_string(), v.to_string()]);
+    }
+    words.extend([
+        "--target".to_string(),
+        spec.target.to_string(),
+        "--seed".to_string(),
+        spec.seed.to_string(),
+        "--time-scale".to_string(),
+        spec.time_scale.to_string(),
+    ]);
+    Invocation {
+        harness_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario_file: spec.file.display().to_string(),
+        command: words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+        workloads: workload_versions(),
+    }
+}
+
+/// Each workload binary's `--version` line (binaries that cannot be found or run are left out).
+fn workload_versions() -> BTreeMap<String, String> {
+    let Ok(bins) = WorkloadBins::locate() else {
+        return BTreeMap::new();
+    };
+    [
+        ("flagsvc", &bins.flagsvc),
+        ("sidecar", &bins.sidecar),
+        ("loadgen", &bins.loadgen),
+    ]
+    .into_iter()
+    .filter_map(|(name, path)| {
+        let out = Command::new(path).arg("--version").output().ok()?;
+        let line = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()?
+            .trim()
+            .to_string();
+        (out.status.success() && !line.is_empty()).then(|| (name.to_string(), line))
+    })
+    .collect()
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_the_run_with_quoted_words() {
+        let inv = invocation(&RunSpec {
+            file: Path::new("scenarios/my skew.yaml"),
+            variant: Some("incident"),
+            target: "local",
+            seed: 7,
+            time_scale: 0.1,
+        });
+        assert_eq!(
+            inv.command,
+            "harness run 'scenarios/my skew.yaml' --variant incident --target local --seed 7 --time-scale 0.1"
+        );
+        assert_eq!(inv.harness_version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

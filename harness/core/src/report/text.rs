@@ -1,0 +1,198 @@
+//! Wording both reports share: numbers, thresholds, the verdict, the story lines of the
+//! explanation, and the sentences that spell out a pod's two sides when they disagree.
+
+use super::reconcile::{PodRow, rejected_text, thousands, totals};
+use super::{ExpectationResult, Summary, Verdict};
+
+/// Whole numbers without decimals, others with four.
+pub fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e12 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// `≤ 0.01`, `≥ 4`, `2 ≤ x ≤ 8`, or `—`.
+pub fn threshold_text(e: &ExpectationResult) -> String {
+    match (e.threshold.min, e.threshold.max) {
+        (Some(min), Some(max)) => {
+            format!("{} ≤ x ≤ {}", format_number(min), format_number(max))
+        }
+        (Some(min), None) => format!("≥ {}", format_number(min)),
+        (None, Some(max)) => format!("≤ {}", format_number(max)),
+        (None, None) => "—".into(),
+    }
+}
+
+/// `PASS`, `FAIL`, with `(partial run)` when cut short.
+pub fn verdict_text(summary: &Summary) -> &'static str {
+    match (summary.verdict, summary.partial) {
+        (Verdict::Pass, false) => "PASS",
+        (Verdict::Fail, false) => "FAIL",
+        (Verdict::Pass, true) => "PASS (partial run)",
+        (Verdict::Fail, true) => "FAIL (partial run)",
+    }
+}
+
+/// The explanation lines that are not about a failed expectation (those are shown with their
+/// expectation): what the control plane did, rollouts, autoscaling, starvation.
+pub fn story(summary: &Summary) -> Vec<&str> {
+    let failed: Vec<String> = summary
+        .expectations
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("`{}` failed:", e.name))
+        .collect();
+    summary
+        .explanation
+        .iter()
+        .map(String::as_str)
+        .filter(|line| !failed.iter().any(|f| line.starts_with(f.as_str())))
+        .filter(|line| !line.starts_with("the run was cut short"))
+        .collect()
+}
+
+/// Sentences setting the sides against each other where they disagree: one per pod whose
+/// requests arrived but were not answered, one for the sidecars' rejections, one for what the
+/// load balancer failed.
+pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for row in rows.iter().filter(|r| r.swallows) {
+        let (Some(d), Some(s)) = (row.destination, row.source) else {
+            continue;
+        };
+        let mut sentence = format!(
+            "{}: {} requests reached its sidecar and {} got a concurrency slot",
+            row.pod.name,
+            thousands(d.arrived),
+            thousands(d.admitted)
+        );
+        if s.streams_opened > 0 {
+            sentence.push_str(&format!(
+                " ({} of them SSE streams, which hold their slot for as long as they stay open)",
+                thousands(s.streams_opened)
+            ));
+        }
+        let rejected: u64 = d.rejected.values().sum();
+        if rejected > 0 {
+            sentence.push_str(&format!("; rejected: {}", rejected_text(&d.rejected)));
+        }
+        if d.abandoned > 0 {
+            sentence.push_str(&format!(
+                "; {} waited in its queue until their callers gave up",
+                thousands(d.abandoned)
+            ));
+        }
+        sentence.push_str(&format!(
+            ". Callers got {} responses from it",
+            thousands(s.answered())
+        ));
+        if let (Some(u), Some(f)) = (row.unanswered, row.unanswered_fraction()) {
+            sentence.push_str(&format!(
+                ": {} requests ({:.0}% of those that reached it) were never answered",
+                thousands(u),
+                f * 100.0
+            ));
+        }
+        sentence.push('.');
+        out.push(sentence);
+    }
+    let t = totals(rows);
+    let rejected: u64 = t.destination.rejected.values().sum();
+    if rejected > 0 {
+        out.push(format!(
+            "The sidecars rejected {} requests ({}), answered at once with 503: {}.",
+            thousands(rejected),
+            rejected_text(&t.destination.rejected),
+            most(rows, |r| r
+                .destination
+                .map_or(0, |d| d.rejected.values().sum()))
+        ));
+    }
+    if t.load_balancer.failed > 0 {
+        out.push(format!(
+            "The load balancer failed {} of the {} requests it sent to pods: {}.",
+            thousands(t.load_balancer.failed),
+            thousands(t.load_balancer.sent),
+            most(rows, |r| r.load_balancer.map_or(0, |l| l.failed))
+        ));
+    }
+    out
+}
+
+/// `"pod-4 295, pod-2 97, …"`: the pods with the largest non-zero `count`, at most five.
+fn most(rows: &[PodRow<'_>], count: impl Fn(&PodRow<'_>) -> u64) -> String {
+    let mut counted: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r.pod.name.as_str(), count(r)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
+    let more = counted.len().saturating_sub(5);
+    let mut parts: Vec<String> = counted
+        .iter()
+        .take(5)
+        .map(|(pod, n)| format!("{pod} {}", thousands(*n)))
+        .collect();
+    if more > 0 {
+        parts.push(format!("{more} more"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::failing_summary;
+    use crate::report::reconcile::pod_rows;
+
+    #[test]
+    fn a_swallowing_pod_gets_a_sentence_with_both_sides() {
+        let summary = failing_summary();
+        let rows = pod_rows(&summary);
+        let lines = disagreements(&rows);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            "pod-2: 120 requests reached its sidecar and 2 got a concurrency slot; 118 waited in \
+             its queue until their callers gave up. Callers got 1 responses from it: 119 \
+             requests (99% of those that reached it) were never answered."
+        );
+    }
+
+    #[test]
+    fn rejections_and_load_balancer_failures_are_summed_with_the_worst_pods() {
+        let mut summary = failing_summary();
+        for (i, pod) in summary.pods.iter_mut().enumerate() {
+            pod.destination
+                .as_mut()
+                .unwrap()
+                .rejected
+                .insert("queue_timeout".into(), 10 * (i as u64 + 1));
+            pod.load_balancer = Some(crate::report::PodLoadBalancer {
+                sent: 50,
+                failed: i as u64,
+            });
+        }
+        let lines = disagreements(&pod_rows(&summary));
+        assert!(lines.contains(&"The sidecars rejected 30 requests (30 timeout), answered at once with 503: pod-2 20, pod-1 10.".to_string()), "{lines:?}");
+        assert!(
+            lines.contains(
+                &"The load balancer failed 1 of the 100 requests it sent to pods: pod-2 1."
+                    .to_string()
+            ),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn story_leaves_out_the_failed_expectations() {
+        let mut summary = failing_summary();
+        summary.explanation = vec![
+            "`no starved pods` failed: starvedPods = 1".into(),
+            "12.0s: hints off".into(),
+        ];
+        assert_eq!(story(&summary), vec!["12.0s: hints off"]);
+    }
+}
