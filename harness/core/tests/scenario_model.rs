@@ -8,7 +8,7 @@ use harness_core::scenario::{
     Action, App, Cluster, ConnectionModel, Expectation, Generator, IntOrPercent, Load, Metric,
     Node, NodeRole, Placement, PreStop, Rate, ReadinessProbe, RolloutChange, RolloutStrategy,
     Routing, SaturationReadiness, Scenario, Service, ServiceTime, Sidecar, SpreadConstraint, Sse,
-    Termination, Threshold, TimelineEvent, TopologyKey, TrafficDistribution, Via,
+    Startup, Termination, Threshold, TimelineEvent, TopologyKey, TrafficDistribution, Via,
     WhenUnsatisfiable, Window, load_scenario,
 };
 
@@ -87,9 +87,11 @@ fn topology_skew_base_document() {
             }),
             readiness_probe: ReadinessProbe {
                 period: secs(1),
+                initial_delay: Duration::ZERO,
                 failure_threshold: 3,
                 success_threshold: 1,
             },
+            startup: Startup { latency: secs(2) },
             rollout: RolloutStrategy {
                 max_surge: IntOrPercent::Percent(25),
                 max_unavailable: IntOrPercent::Percent(25),
@@ -377,10 +379,12 @@ fn minimal_scenario_gets_every_default() {
         s.service.readiness_probe,
         ReadinessProbe {
             period: secs(10),
+            initial_delay: Duration::ZERO,
             failure_threshold: 3,
             success_threshold: 1
         }
     );
+    assert_eq!(s.service.startup.latency, secs(2), "the documented default");
     assert_eq!(s.service.routing, Routing::None);
     assert_eq!(s.service.sidecar, None);
     assert_eq!(s.service.sse, None);

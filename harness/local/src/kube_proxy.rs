@@ -27,6 +27,8 @@ struct State {
     backends: Vec<Backend>,
     /// Pod → connections assigned to it (the connection-level traffic matrix).
     connections: BTreeMap<String, u64>,
+    /// Pod → connections to it still open.
+    open: BTreeMap<String, u64>,
     /// Connections closed at once because no endpoint was usable.
     rejected: u64,
 }
@@ -76,6 +78,11 @@ impl ZoneProxy {
         self.lock().connections.clone()
     }
 
+    /// Connections to `pod` open now (they keep their backend whatever the endpoints do).
+    pub fn open_connections(&self, pod: &str) -> u64 {
+        self.lock().open.get(pod).copied().unwrap_or(0)
+    }
+
     /// Connections closed because no endpoint was usable.
     pub fn rejected_connections(&self) -> u64 {
         self.lock().rejected
@@ -105,13 +112,20 @@ impl ZoneProxy {
                     let i = rng.random_range(0..state.backends.len());
                     let backend = state.backends[i].clone();
                     *state.connections.entry(backend.pod.clone()).or_default() += 1;
+                    *state.open.entry(backend.pod.clone()).or_default() += 1;
                     Some(backend)
                 }
             };
             // No usable endpoint: close at once (iptables would REJECT the SYN).
             let Some(backend) = chosen else { continue };
             let stop = stop.clone();
-            tokio::spawn(async move { splice(client, backend.addr, stop).await });
+            let proxy = self.clone();
+            tokio::spawn(async move {
+                splice(client, backend.addr, stop).await;
+                if let Some(n) = proxy.lock().open.get_mut(&backend.pod) {
+                    *n = n.saturating_sub(1);
+                }
+            });
         }
     }
 }
@@ -183,6 +197,17 @@ mod tests {
         // Uniform choice: each of 2 backends gets 100 ± 4σ (σ ≈ 7).
         assert!(seen["p1"] > 70 && seen["p2"] > 70, "{seen:?}");
         assert_eq!(proxy.connection_counts(), seen);
+        // Each of those connections was closed by its backend.
+        for _ in 0..100 {
+            if proxy.open_connections("p1") + proxy.open_connections("p2") == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            proxy.open_connections("p1") + proxy.open_connections("p2"),
+            0
+        );
 
         proxy.set_backends(vec![Backend {
             pod: "p3".into(),

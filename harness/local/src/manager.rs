@@ -1,10 +1,13 @@
-//! The pods of a local run: starting them (processes configured by their revision, a prober,
-//! sampling) and terminating them the way the kubelet does — the plan comes from the ported
-//! model (`kube_model::workloads::termination`) in Kubernetes time: preStop (sleep, or an
-//! exec hook that fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace
-//! period — after which the pod leaves the EndpointSlice; its waits are slept at the run's
-//! time scale. Also the run's model clock ([`PodManager::model_time`]). Shared by engine
-//! actions and the controller loop.
+//! The pods of a local run: starting them the way the kubelet does — the pod's start-up
+//! latency first (`service.startup.latency`: scheduling, the kubelet's sync, sandbox and
+//! container start), then the processes configured by the pod's revision, then the readiness
+//! prober (`crate::prober`, its runs timed by `kube_model::probe`) and sampling — and
+//! terminating them the way the kubelet does — the plan comes from the ported model
+//! (`kube_model::workloads::termination`) in Kubernetes time: preStop (sleep, or an exec hook
+//! that fails on an image without a shell), SIGTERM, SIGKILL at the end of the grace period —
+//! after which the pod leaves the EndpointSlice. Every wait is slept at the run's time scale. A
+//! pod deleted before its containers started leaves at once. Also the run's model clock
+//! ([`PodManager::model_time`]). Shared by engine actions and the controller loop.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +22,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::pods::{PodPlace, PodProcesses};
 use crate::prober::run_prober;
@@ -39,6 +43,17 @@ pub struct PodManager {
     inner: Arc<Inner>,
 }
 
+/// Where a pod is in its life, as the manager runs it.
+enum PodState {
+    /// Created; its containers start when the start-up latency has passed (cancel: deleted
+    /// before that).
+    Starting(CancellationToken),
+    /// Its processes run.
+    Running(PodProcesses),
+    /// Its processes could not be started (the failure is kept for the engine).
+    Failed,
+}
+
 struct Inner {
     bins: WorkloadBins,
     scraper: Scraper,
@@ -48,7 +63,9 @@ struct Inner {
     scale: TimeScale,
     /// Model time zero.
     epoch: Instant,
-    pods: Mutex<BTreeMap<String, PodProcesses>>,
+    pods: Mutex<BTreeMap<String, PodState>>,
+    /// Pods whose processes could not be started, and why.
+    start_failures: Mutex<Vec<(String, LocalError)>>,
     probers: Mutex<BTreeMap<String, CancellationToken>>,
     meta: Mutex<BTreeMap<String, PodMeta>>,
     targets: Targets,
@@ -79,6 +96,7 @@ impl PodManager {
                 scale,
                 epoch: Instant::now(),
                 pods: Mutex::new(BTreeMap::new()),
+                start_failures: Mutex::new(Vec::new()),
                 probers: Mutex::new(BTreeMap::new()),
                 meta: Mutex::new(BTreeMap::new()),
                 targets,
@@ -107,7 +125,17 @@ impl PodManager {
         lock(&self.inner.meta).clone()
     }
 
-    /// Carries out pod operations decided by the model.
+    /// The first pod whose processes could not be started, as the engine's error.
+    pub fn start_failure(&self) -> Option<TargetError> {
+        let mut failures = lock(&self.inner.start_failures);
+        (!failures.is_empty()).then(|| {
+            let (pod, e) = failures.remove(0);
+            TargetError::new(format!("starting {pod}"), e)
+        })
+    }
+
+    /// Carries out pod operations decided by the model. Pods start in the background (they
+    /// wait for their start-up latency); terminations run in the background too.
     pub async fn execute(&self, ops: Vec<PodOp>) -> Result<(), TargetError> {
         for op in ops {
             match op {
@@ -116,22 +144,44 @@ impl PodManager {
                     node,
                     zone,
                     revision,
-                } => self.start(pod, node, zone, &revision).await?,
+                } => self.start(pod, node, zone, revision),
                 PodOp::Stop { pod, termination } => self.terminate(pod, &termination),
             }
         }
-        Ok(())
+        self.start_failure().map_or(Ok(()), Err)
     }
 
-    async fn start(
-        &self,
-        pod: String,
-        node: String,
-        zone: String,
-        revision: &PodRevision,
-    ) -> Result<(), TargetError> {
+    /// The kubelet's start of a new pod: after the start-up latency its containers start,
+    /// then the readiness prober runs.
+    fn start(&self, pod: String, node: String, zone: String, revision: PodRevision) {
         let i = &self.inner;
-        let processes = PodProcesses::start(
+        let cancel = CancellationToken::new();
+        lock(&i.meta).insert(pod.clone(), PodMeta { node, zone });
+        lock(&i.pods).insert(pod.clone(), PodState::Starting(cancel.clone()));
+        let manager = self.clone();
+        let task = tokio::spawn(async move {
+            let latency = manager
+                .inner
+                .scale
+                .wall(manager.inner.scenario.service.startup.latency);
+            tokio::select! {
+                () = cancel.cancelled() => {
+                    manager.gone(&pod);
+                    return;
+                }
+                () = tokio::time::sleep(latency) => {}
+            }
+            manager.start_containers(pod, &revision).await;
+        });
+        lock(&i.tasks).push(task);
+    }
+
+    async fn start_containers(&self, pod: String, revision: &PodRevision) {
+        let i = &self.inner;
+        let Some(PodMeta { node, zone }) = lock(&i.meta).get(&pod).cloned() else {
+            return;
+        };
+        let started = PodProcesses::start(
             &i.bins,
             &i.scenario.service,
             &revision.app,
@@ -143,8 +193,33 @@ impl PodManager {
             },
             &i.out_dir,
         )
-        .await
-        .map_err(|e| TargetError::new(format!("starting {pod}"), e))?;
+        .await;
+        // Deleted while its processes were starting: the deletion found it `Starting`.
+        let deleted = !matches!(lock(&i.pods).get(&pod), Some(PodState::Starting(_)));
+        if deleted {
+            if let Ok(mut processes) = started {
+                processes.stop(Duration::ZERO).await;
+            }
+            self.gone(&pod);
+            return;
+        }
+        let processes = match started {
+            Ok(processes) => processes,
+            Err(e) => {
+                note(
+                    &i.shared,
+                    format!(
+                        "{pod} did not start: {}",
+                        harness_core::engine::error_chain(&e)
+                    ),
+                );
+                lock(&i.start_failures).push((pod.clone(), e));
+                self.settle_start(&pod, PodState::Failed);
+                return;
+            }
+        };
+        // Registered before the pod counts as running, so that a deletion from then on finds
+        // everything to take down.
         let stop = CancellationToken::new();
         let prober = tokio::spawn(run_prober(
             pod.clone(),
@@ -156,7 +231,7 @@ impl PodManager {
             stop.clone(),
         ));
         lock(&i.tasks).push(prober);
-        lock(&i.probers).insert(pod.clone(), stop);
+        lock(&i.probers).insert(pod.clone(), stop.clone());
         lock(&i.targets).insert(pod.clone(), processes.admin);
         {
             let mut s = i.shared.lock();
@@ -164,14 +239,62 @@ impl PodManager {
             s.known_addrs.insert(pod.clone(), processes.addr);
             s.sync_proxies();
         }
-        lock(&i.meta).insert(pod.clone(), PodMeta { node, zone });
-        lock(&i.pods).insert(pod, processes);
-        Ok(())
+        if let Some(mut processes) = self.settle_start(&pod, PodState::Running(processes)) {
+            // Deleted in the meantime: take it down again.
+            stop.cancel();
+            lock(&i.probers).remove(&pod);
+            lock(&i.targets).remove(&pod);
+            {
+                let mut s = i.shared.lock();
+                s.pod_addrs.remove(&pod);
+                s.sync_proxies();
+            }
+            processes.stop(Duration::ZERO).await;
+            self.gone(&pod);
+        }
+    }
+
+    /// Moves a starting pod to `state`; when the pod was deleted meanwhile, hands running
+    /// processes back to be stopped.
+    fn settle_start(&self, pod: &str, state: PodState) -> Option<PodProcesses> {
+        let mut pods = lock(&self.inner.pods);
+        if matches!(pods.get(pod), Some(PodState::Starting(_))) {
+            pods.insert(pod.to_owned(), state);
+            None
+        } else {
+            match state {
+                PodState::Running(processes) => Some(processes),
+                _ => None,
+            }
+        }
+    }
+
+    /// A pod that never ran (deleted before its containers started, or failed to start) is
+    /// gone: it leaves the EndpointSlice.
+    fn gone(&self, pod: &str) {
+        let mut s = self.inner.shared.lock();
+        let events = s.model.pod_gone(pod);
+        s.record(events);
     }
 
     /// Runs the kubelet's termination of a deleted pod in the background.
     fn terminate(&self, pod: String, termination: &Termination) {
         let i = &self.inner;
+        // First, so that a start finishing meanwhile sees the deletion (or is seen by it).
+        let state = lock(&i.pods).remove(&pod);
+        let mut processes = match state {
+            Some(PodState::Running(processes)) => processes,
+            // Its start task sees the cancellation and reports the pod gone.
+            Some(PodState::Starting(cancel)) => {
+                cancel.cancel();
+                return;
+            }
+            Some(PodState::Failed) => {
+                self.gone(&pod);
+                return;
+            }
+            None => return,
+        };
         if let Some(stop) = lock(&i.probers).remove(&pod) {
             stop.cancel();
         }
@@ -181,9 +304,6 @@ impl PodManager {
             s.pod_addrs.remove(&pod);
             s.sync_proxies();
         }
-        let Some(mut processes) = lock(&i.pods).remove(&pod) else {
-            return;
-        };
         // The plan in Kubernetes' own (whole-second) time; its waits are slept at the scale.
         let plan = termination_plan(&kubelet_spec(termination), Duration::ZERO);
         let scale = i.scale;
@@ -231,7 +351,17 @@ impl PodManager {
         for stop in lock(&i.probers).values() {
             stop.cancel();
         }
-        let pods: Vec<PodProcesses> = std::mem::take(&mut *lock(&i.pods)).into_values().collect();
+        let pods: Vec<PodProcesses> = std::mem::take(&mut *lock(&i.pods))
+            .into_values()
+            .filter_map(|state| match state {
+                PodState::Running(processes) => Some(processes),
+                PodState::Starting(cancel) => {
+                    cancel.cancel();
+                    None
+                }
+                PodState::Failed => None,
+            })
+            .collect();
         let mut stops: Vec<JoinHandle<()>> = pods
             .into_iter()
             .map(|mut p| {
@@ -249,6 +379,10 @@ impl PodManager {
             }
         }
     }
+}
+
+fn note(shared: &SharedState, message: String) {
+    shared.lock().record(vec![EventKind::Note { message }]);
 }
 
 /// The kubelet's view of a pod's termination: the API's whole seconds.

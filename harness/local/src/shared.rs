@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use harness_core::control_plane::cluster::ClusterModel;
-use harness_core::measure::EventKind;
+use harness_core::measure::{EventKind, TerminationStage};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use workload_contract::loadbalancer::{Endpoint, EndpointSet};
@@ -52,13 +52,31 @@ impl SharedState {
 }
 
 impl Shared {
-    /// Records events now and brings the forwarders in line with the model.
+    /// Records events now and brings the forwarders in line with the model. A pod that
+    /// leaves the ready endpoints also gets the count of connections the forwarders still
+    /// hold to it (they keep it as their backend).
     pub fn record(&mut self, events: Vec<EventKind>) {
         let now = Instant::now();
         let reachability_changed = events
             .iter()
             .any(|e| matches!(e, EventKind::Reachability { .. }));
+        let connections: Vec<EventKind> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Endpoint { pod, ready: false }
+                | EventKind::Termination {
+                    pod,
+                    stage: TerminationStage::Deleted,
+                } => Some(EventKind::Connections {
+                    pod: pod.clone(),
+                    open: self.proxies.values().map(|p| p.open_connections(pod)).sum(),
+                }),
+                _ => None,
+            })
+            .collect();
         self.events.extend(events.into_iter().map(|e| (now, e)));
+        self.events
+            .extend(connections.into_iter().map(|e| (now, e)));
         if reachability_changed {
             self.sync_proxies();
         }

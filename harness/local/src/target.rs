@@ -131,6 +131,9 @@ impl Running {
             if not_ready.is_empty() {
                 return Ok(());
             }
+            if let Some(e) = self.manager.start_failure() {
+                return Err(e);
+            }
             if Instant::now() >= deadline {
                 return Err(TargetError::new(
                     "waiting for the pods to become ready",
@@ -237,9 +240,13 @@ impl Target for LocalTarget {
             Ok(ops) => manager.execute(ops).await,
             Err(e) => Err(e),
         };
+        // Start-up, then the probes until ready, then two periods of slack and 20 s for slow
+        // machines.
         let probe = scenario.service.readiness_probe;
-        let limit = Duration::from_secs(20)
-            + ctx.time_scale.wall(probe.period) * (probe.success_threshold + 2);
+        let to_ready = scenario.service.startup.latency
+            + probe.timing().ready_after(probe.success_threshold)
+            + probe.period * 2;
+        let limit = Duration::from_secs(20) + ctx.time_scale.wall(to_ready);
         let outcome = match outcome {
             Ok(()) => run.wait_all_ready(limit).await,
             Err(e) => Err(e),
@@ -388,6 +395,9 @@ impl Target for LocalTarget {
     async fn observe(&mut self) -> Result<Observation, TargetError> {
         let scraper = self.scraper.clone();
         let run = self.running()?;
+        if let Some(e) = run.manager.start_failure() {
+            return Err(e);
+        }
         let (achieved_rps, error_rate) = live_rates(run, &scraper).await;
         let max = run
             .scenario

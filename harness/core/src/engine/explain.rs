@@ -1,7 +1,8 @@
 //! The sentences that explain a run's verdict, in the order a reader needs them: whether the
 //! run was cut short, each failed expectation with its evidence, then what the control plane
 //! did — hints and who each zone's clients reached, rollouts, kubelet warnings, the
-//! autoscaler's decisions — and which pods starved.
+//! autoscaler's decisions — what still reached pods after they left the endpoints, which pods
+//! starved, and the harness's own notes (a pod that did not start, a generator that did not).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,8 @@ use kube_model::EventType;
 use kube_model::events::is_topology_hints_reason;
 
 use super::evaluate::explain_failure;
-use crate::measure::{EventKind, RolloutStage, RunData, SkewStats};
+use super::removals::removal_story;
+use crate::measure::{EventKind, Removal, RolloutStage, RunData, SkewStats};
 use crate::report::ExpectationResult;
 
 /// The explanation of a run: `partial_reason` when it was cut short.
@@ -18,6 +20,7 @@ pub fn explain(
     run: &RunData,
     expectations: &[ExpectationResult],
     skew: &SkewStats,
+    removals: &[Removal],
 ) -> Vec<String> {
     let mut explanation = Vec::new();
     if let Some(reason) = partial_reason {
@@ -39,13 +42,34 @@ pub fn explain(
         explanation.extend(control_plane_story(run));
     }
     explanation.extend(lifecycle_story(run));
+    explanation.extend(removal_story(removals));
     if !skew.starved.is_empty() {
         explanation.push(format!(
             "starved over the whole run (< 10% of a fair share): {}",
             skew.starved.join(", ")
         ));
     }
+    explanation.extend(notes(run));
     explanation
+}
+
+/// The harness's notes, each once with how often and when it first happened.
+fn notes(run: &RunData) -> Vec<String> {
+    let mut seen: Vec<(&str, f64, usize)> = Vec::new();
+    for e in &run.events {
+        if let EventKind::Note { message } = &e.kind {
+            match seen.iter_mut().find(|(m, _, _)| m == message) {
+                Some(entry) => entry.2 += 1,
+                None => seen.push((message, e.t_s, 1)),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(message, t, n)| match n {
+            1 => format!("note at {t:.1}s: {message}"),
+            n => format!("note ({n}×, first at {t:.1}s): {message}"),
+        })
+        .collect()
 }
 
 /// Sentences about rollouts, kubelet warnings and autoscaling, e.g. "rollout of revision 1:

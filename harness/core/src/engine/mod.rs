@@ -8,6 +8,7 @@ pub mod explain;
 pub mod plan;
 pub mod pod_views;
 pub mod rebuild;
+pub mod removals;
 pub mod run;
 pub mod series_views;
 pub mod summarize;

@@ -8,6 +8,7 @@ use kube_model::events::is_topology_hints_reason;
 
 use super::explain::explain;
 use super::pod_views::{pod_destination, pod_load_balancer, pod_sources};
+use super::removals::removal_summaries;
 use super::series_views::{load_series, timeline_series};
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::*;
@@ -34,7 +35,14 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         Verdict::Fail
     };
     let skew = measure::skew(run, whole);
-    let explanation = explain(facts.partial_reason.as_deref(), run, &expectations, &skew);
+    let removals = measure::removals(run);
+    let explanation = explain(
+        facts.partial_reason.as_deref(),
+        run,
+        &expectations,
+        &skew,
+        &removals,
+    );
     let (mut sources, unattributed) = pod_sources(run);
     let mut pods = pods(run, &skew);
     let mut balanced = pod_load_balancer(run);
@@ -69,6 +77,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         series: series(run),
         unattributed: (!run.generators.is_empty()).then_some(unattributed),
         invocation: None,
+        removals: removal_summaries(&removals),
     }
 }
 

@@ -1,14 +1,18 @@
 //! The shared measurements (DESIGN.md "Measurements") computed from [`RunData`] over a time
 //! window: error rates by kind, per-pod skew and starvation, latency, hint flaps, saturation and
-//! sidecar rejections, and pod lifecycles (termination, rollout, autoscaler). Each returns the value and a sentence of evidence for the verdict.
+//! sidecar rejections, pod lifecycles (termination, rollout, autoscaler) and what still
+//! reached pods after they left the endpoints. Each metric returns the value and a sentence
+//! of evidence for the verdict.
 
 mod lifecycle;
 mod metrics;
+mod removal;
 pub mod run_data;
 mod skew;
 
 pub use lifecycle::*;
 pub use metrics::*;
+pub use removal::*;
 pub use run_data::*;
 pub use skew::*;
 

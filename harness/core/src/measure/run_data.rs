@@ -108,6 +108,9 @@ pub enum EventKind {
     },
     /// A pod entered or left the Service's ready endpoints.
     Endpoint { pod: String, ready: bool },
+    /// When a pod left the ready endpoints: the connections kube-proxy (the local target's
+    /// forwarders) still held open to it, which keep their backend.
+    Connections { pod: String, open: u64 },
     /// A pod was created (scheduled) or deleted.
     Pod {
         pod: String,

@@ -108,6 +108,7 @@ pub fn failing_summary() -> Summary {
         },
         unattributed: None,
         invocation: None,
+        removals: Vec::new(),
     }
 }
 

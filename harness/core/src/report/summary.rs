@@ -58,6 +58,33 @@ pub struct Summary {
     /// How the run was started: versions and the command that repeats it.
     #[serde(default)]
     pub invocation: Option<Invocation>,
+    /// Every time a pod left the ready endpoints, and what still reached it until it rejoined
+    /// them or was gone.
+    #[serde(default)]
+    pub removals: Vec<RemovalSummary>,
+}
+
+/// A pod's stay outside the Service's ready endpoints. kube-proxy steers only new
+/// connections away from it; existing ones (and a load balancer until it deregisters the pod)
+/// keep reaching it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovalSummary {
+    pub pod: String,
+    /// `notReady` (its probe or its node) or `deleted`.
+    pub cause: String,
+    /// When it left the endpoints.
+    pub from_s: f64,
+    /// When it rejoined them or was gone; null: still out at the end.
+    pub to_s: Option<f64>,
+    /// Requests that reached it in between.
+    pub reached: u64,
+    /// `sidecar` (arrivals at its sidecar) or `responses` (answers attributed to it by `x-pod`).
+    pub counted_at: String,
+    /// Connections kube-proxy still held open to it when it left; null where unknown.
+    pub open_connections: Option<u64>,
+    /// Of `reached`, what the load balancer sent it; null without one.
+    pub via_load_balancer: Option<u64>,
 }
 
 /// How a run was started.

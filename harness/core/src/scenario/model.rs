@@ -112,6 +112,8 @@ pub struct Service {
     /// `None`: the service offers no SSE streams.
     pub sse: Option<Sse>,
     pub readiness_probe: ReadinessProbe,
+    /// How a new pod starts.
+    pub startup: Startup,
     /// The Deployment's rolling-update strategy.
     pub rollout: RolloutStrategy,
     pub termination: Termination,
@@ -184,12 +186,36 @@ pub struct Sse {
     pub heartbeat_interval: Duration,
 }
 
-/// The readiness probe (defaults: 10s, 3, 1 as in Kubernetes).
+/// The readiness probe (defaults: 10s, 0s, 3, 1 as in Kubernetes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadinessProbe {
     pub period: Duration,
+    /// `initialDelaySeconds`.
+    pub initial_delay: Duration,
     pub failure_threshold: u32,
     pub success_threshold: u32,
+}
+
+impl ReadinessProbe {
+    /// When the kubelet probes a new container (kube-model's port of the probe worker).
+    pub fn timing(&self) -> kube_model::probe::ProbeTiming {
+        kube_model::probe::ProbeTiming {
+            period: self.period,
+            initial_delay: self.initial_delay,
+        }
+    }
+}
+
+/// Pod start-up (Kubernetes time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Startup {
+    /// From the pod's creation to its containers reported started (`service.startup.latency`).
+    pub latency: Duration,
+}
+
+impl Startup {
+    /// The default `service.startup.latency` (see the format's doc comment for its source).
+    pub const DEFAULT_LATENCY: Duration = Duration::from_secs(2);
 }
 
 /// The load.

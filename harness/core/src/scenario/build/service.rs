@@ -8,7 +8,7 @@ use super::super::diagnostic::Problems;
 use super::super::format::{self, ServiceSpec};
 use super::super::model::{
     Cluster, NodeRole, Placement, ReadinessProbe, Routing, SaturationReadiness, Service,
-    ServiceTime, Sidecar, SpreadConstraint, Sse,
+    ServiceTime, Sidecar, SpreadConstraint, Sse, Startup,
 };
 use super::super::path::FieldPath;
 use super::{autoscaler, duration, lifecycle, listing, positive_duration};
@@ -42,8 +42,22 @@ pub(super) fn build(
             &probe.period,
         )
         .unwrap_or_default(),
+        initial_delay: duration(
+            problems,
+            &root.key("readinessProbe").key("initialDelay"),
+            &probe.initial_delay,
+        )
+        .unwrap_or_default(),
         failure_threshold: probe.failure_threshold,
         success_threshold: probe.success_threshold,
+    };
+    let startup = Startup {
+        latency: duration(
+            problems,
+            &root.key("startup").key("latency"),
+            &spec.startup.latency,
+        )
+        .unwrap_or(Startup::DEFAULT_LATENCY),
     };
     let rollout = lifecycle::build_rollout(&spec.rollout, &root.key("rollout"), problems);
     let termination =
@@ -62,6 +76,7 @@ pub(super) fn build(
         service_time: service_time.unwrap_or(ServiceTime::Fixed(Duration::ZERO)),
         sse,
         readiness_probe,
+        startup,
         rollout,
         termination,
         app,

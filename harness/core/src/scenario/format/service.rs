@@ -38,6 +38,9 @@ pub struct ServiceSpec {
     /// The readiness probe the kubelet runs against each pod (defaults as in Kubernetes).
     #[serde(default)]
     pub readiness_probe: ProbeSpec,
+    /// How long a new pod takes to start, before its readiness probe can pass.
+    #[serde(default)]
+    pub startup: StartupSpec,
     /// The Deployment's rolling-update strategy, used by `rollout` timeline actions
     /// (defaults as in Kubernetes).
     #[serde(default)]
@@ -206,6 +209,10 @@ pub struct ProbeSpec {
     /// How often the probe runs (`periodSeconds`).
     #[serde(default = "ten_seconds")]
     pub period: DurationText,
+    /// How long after the container starts the first probe may run (`initialDelaySeconds`);
+    /// the kubelet compares whole seconds.
+    #[serde(default = "zero_seconds")]
+    pub initial_delay: DurationText,
     /// Consecutive failures after which the pod becomes not-ready.
     #[serde(default = "three")]
     #[schemars(range(min = 1))]
@@ -220,12 +227,37 @@ impl Default for ProbeSpec {
     fn default() -> Self {
         Self {
             period: ten_seconds(),
+            initial_delay: zero_seconds(),
             failure_threshold: three(),
             success_threshold: one(),
         }
     }
 }
 
+/// Pod start-up: from the pod's creation until the kubelet reports its containers started.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartupSpec {
+    /// From the pod's creation to its containers reported started: scheduling, the kubelet's
+    /// sync, sandbox and network set-up and the container start with a cached image (what
+    /// Kubernetes' pod start-up SLO measures). The readiness probe runs from then on. Default
+    /// `2s`, the median Kubernetes measured for cached-image pods in a full 100-node cluster
+    /// (1.94 s); the SLO bounds the 99th percentile at 5 s. `0s` starts pods at once.
+    #[serde(default = "two_seconds")]
+    pub latency: DurationText,
+}
+
+impl Default for StartupSpec {
+    fn default() -> Self {
+        Self {
+            latency: two_seconds(),
+        }
+    }
+}
+
+fn two_seconds() -> DurationText {
+    DurationText::of("2s")
+}
 fn zero_seconds() -> DurationText {
     DurationText::of("0s")
 }
