@@ -100,12 +100,34 @@ fn one_document_per_file() {
 }
 
 #[test]
-fn an_empty_file_says_what_a_scenario_starts_with() {
+fn an_empty_file_says_it_is_empty_and_what_a_scenario_starts_with() {
     assert_eq!(
         lines(validate_str("", "x.yaml")),
         vec![
-            "x.yaml:1:1: a scenario file must be a mapping starting with `apiVersion: harness/v1alpha1` and `kind: Scenario`"
+            "x.yaml: the file is empty; a scenario starts with `apiVersion: harness/v1alpha1` and `kind: Scenario`"
         ]
+    );
+    assert_eq!(
+        lines(validate_str("\n# nothing yet\n  \n", "x.yaml")),
+        vec![
+            "x.yaml: the file holds only comments; a scenario starts with `apiVersion: harness/v1alpha1` and `kind: Scenario`"
+        ]
+    );
+}
+
+#[test]
+fn a_directory_is_named_with_the_scenarios_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.yaml"), BASE).unwrap();
+    std::fs::write(dir.path().join("a.yml"), BASE).unwrap();
+    std::fs::write(dir.path().join("notes.yaml"), "just: notes\n").unwrap();
+    let shown = dir.path().display().to_string();
+    let e = harness_core::scenario::validate_file(dir.path()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{shown}: is a directory, not a scenario file; scenario files in it: a.yml, b.yaml; name one (or several) of them"
+        )
     );
 }
 

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use harness_core::scenario::{load_scenario, load_scenario_str, validate_str};
+use harness_core::scenario::{load_scenario, load_scenario_str, validate_file, validate_str};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -71,8 +71,16 @@ fn invalid_fixtures_report_exactly_their_golden_diagnostics() {
     let bless = std::env::var_os("HARNESS_BLESS").is_some();
     let mut failures = Vec::new();
     for (name, path) in invalid {
-        let text = fs::read_to_string(&path).unwrap();
-        let actual = match validate_str(&text, &name) {
+        // A directory fixture stands for `harness validate DIR`: it goes through the file
+        // system, and its absolute path is shown as the fixture's name.
+        let result = if path.is_dir() {
+            validate_file(&path)
+                .map_err(|e| e.to_string().replace(&path.display().to_string(), &name))
+        } else {
+            let text = fs::read_to_string(&path).unwrap();
+            validate_str(&text, &name).map_err(|e| e.to_string())
+        };
+        let actual = match result {
             Ok(_) => {
                 failures.push(format!("{name}: validated without problems"));
                 continue;

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use harness_core::scenario::{
     Action, App, Cluster, ConnectionModel, Expectation, Generator, IntOrPercent, Load, Metric,
-    Node, NodeRole, Placement, PreStop, Rate, ReadinessProbe, RolloutChange, RolloutStrategy,
-    Routing, SaturationReadiness, Scenario, Service, ServiceTime, Sidecar, SpreadConstraint, Sse,
-    Startup, Termination, Threshold, TimelineEvent, TopologyKey, TrafficDistribution, Via,
-    WhenUnsatisfiable, Window, load_scenario,
+    Node, NodeRole, Placement, PodPick, PreStop, Rate, ReadinessProbe, RolloutChange,
+    RolloutStrategy, Routing, SaturationReadiness, Scenario, Service, ServiceTime, Sidecar,
+    SpreadConstraint, Sse, Startup, Termination, Threshold, TimelineEvent, TopologyKey,
+    TrafficDistribution, Via, WhenUnsatisfiable, Window, load_scenario,
 };
 
 fn fixture(name: &str, variant: Option<&str>) -> Scenario {
@@ -256,9 +256,17 @@ fn all_actions_timeline_and_windows() {
                     allocatable_millicpu: 3000
                 }
             ),
+            (at(22), None, Action::KillPod { pod: 2 }),
             (at(25), None, Action::RemoveNode { node: "b-1".into() }),
             (at(30), Some("scale-up"), Action::Scale { replicas: 6 }),
-            (at(35), None, Action::KillPod { pod: 5 }),
+            (
+                at(35),
+                None,
+                Action::KillPickedPod {
+                    pick: PodPick::Newest,
+                    zone: None
+                }
+            ),
             (
                 at(36),
                 None,
@@ -279,7 +287,14 @@ fn all_actions_timeline_and_windows() {
                     grace_period: Some(secs(10)),
                 })
             ),
-            (at(40), None, Action::KillPod { pod: 0 }),
+            (
+                at(40),
+                None,
+                Action::KillPickedPod {
+                    pick: PodPick::Oldest,
+                    zone: Some("zone-a".into())
+                }
+            ),
             (at(40), Some("scale-down"), Action::Scale { replicas: 0 }),
         ]
     );
@@ -307,7 +322,7 @@ fn all_actions_timeline_and_windows() {
     assert_eq!(
         names,
         vec![
-            "errorRate <= 0.05",
+            "errorRate <= 5%",
             "transportErrorRate <= 0 during unready..end",
             "timeoutRate <= 0.1 during start..grow",
             "skewMaxMean <= 1.5 during grow+2s..shrink-1s",

@@ -129,7 +129,7 @@ pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capa
             Action::RelabelNode { .. } => Capability::RelabelNode,
             Action::SetAllocatableCpu { .. } => Capability::SetAllocatableCpu,
             Action::Scale { .. } => Capability::Scale,
-            Action::KillPod { .. } => Capability::KillPod,
+            Action::KillPod { .. } | Action::KillPickedPod { .. } => Capability::KillPod,
             Action::Rollout(_) => Capability::Rollout,
         });
     }

@@ -104,19 +104,100 @@ pub fn validate_str(text: &str, file: &str) -> Result<Vec<String>, ScenarioError
 }
 
 fn read(path: &Path, file: &str) -> Result<String, ScenarioErrors> {
+    if path.is_dir() {
+        return Err(ScenarioErrors::whole_file(file, directory_message(path)));
+    }
     std::fs::read_to_string(path)
         .map_err(|e| ScenarioErrors::whole_file(file, format!("cannot read the file: {e}")))
 }
 
+/// "is a directory, not a scenario file; scenario files in it: a.yaml, b.yaml".
+fn directory_message(path: &Path) -> String {
+    let mut scenarios: Vec<String> = std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+                && std::fs::read_to_string(p).is_ok_and(|t| t.contains("kind: Scenario"))
+        })
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    scenarios.sort();
+    let found = if scenarios.is_empty() {
+        "it holds no scenario files (YAML with `kind: Scenario`)".to_owned()
+    } else {
+        format!(
+            "scenario files in it: {}; name one (or several) of them",
+            scenarios.join(", ")
+        )
+    };
+    format!("is a directory, not a scenario file; {found}")
+}
+
 fn parse(text: &str, file: &str) -> Result<tree::Node, ScenarioErrors> {
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        let what = if text.trim().is_empty() {
+            "the file is empty"
+        } else {
+            "the file holds only comments"
+        };
+        return Err(ScenarioErrors::whole_file(
+            file,
+            format!(
+                "{what}; a scenario starts with `apiVersion: {}` and `kind: {}`",
+                format::API_VERSION,
+                format::KIND
+            ),
+        ));
+    }
     tree::parse(text).map_err(|e| {
-        let problem = Problem {
-            loc: e.loc,
-            path: String::new(),
-            message: format!("invalid YAML: {}", e.message),
+        let problem = match indentation_tab(text, &e) {
+            Some(loc) => Problem {
+                loc,
+                path: String::new(),
+                message: "invalid YAML: a tab in the indentation; indent with spaces (YAML \
+                          does not allow tabs there)"
+                    .to_owned(),
+            },
+            None => Problem {
+                loc: e.loc,
+                path: String::new(),
+                message: format!("invalid YAML: {}", e.message),
+            },
         };
         errors(file, vec![problem], Vec::new())
     })
+}
+
+/// Where a tab sits in a line's indentation, when the parser's complaint is about a tab: the
+/// parser stops at the line before (it was still scanning that line's value), so look from
+/// there on.
+fn indentation_tab(text: &str, error: &tree::SyntaxError) -> Option<tree::Loc> {
+    if !error.message.contains("tab") {
+        return None;
+    }
+    let from = error.loc.line.saturating_sub(1) as usize;
+    let find = |(i, line): (usize, &str)| {
+        let indent: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        indent.find('\t').map(|col| tree::Loc {
+            line: i as u32 + 1,
+            column: indent[..col].chars().count() as u32 + 1,
+        })
+    };
+    let lines = || text.lines().enumerate();
+    lines()
+        .skip(from)
+        .find_map(find)
+        .or_else(|| lines().find_map(find))
 }
 
 /// The variants (name and patch) in file order, if `variants` is a mapping. Patches that are

@@ -10,7 +10,8 @@ mod workload;
 use std::time::Duration;
 
 pub use super::format::{
-    ConnectionModel, MetricName as Metric, TopologyKey, TrafficDistribution, Via, WhenUnsatisfiable,
+    ConnectionModel, MetricName as Metric, PodPick, TopologyKey, TrafficDistribution, Via,
+    WhenUnsatisfiable,
 };
 pub use autoscaler::{
     Autoscaler, Behavior, PolicyKind, Reporter, ScalingPolicy, ScalingRules, SelectPolicy,
@@ -294,6 +295,11 @@ pub enum Action {
     /// Kill the pod with this index (`pod-<index>`).
     KillPod {
         pod: u32,
+    },
+    /// Kill the oldest or newest pod running at that moment, in `zone` if given.
+    KillPickedPod {
+        pick: PodPick,
+        zone: Option<String>,
     },
     /// Roll out a new revision of the Deployment.
     Rollout(RolloutChange),

@@ -9,13 +9,15 @@
 //! - a deleted node's pods are deleted (pod GC) and the ReplicaSet creates replacements;
 //! - scale-down deletes not-ready pods first, then the newest (`pkg/controller/replicaset`,
 //!   getPodsToDelete ranking, reduced to readiness and age);
-//! - killPod deletes the pod (as `kubectl delete pod`); the ReplicaSet creates a replacement;
+//! - killPod deletes the pod (as `kubectl delete pod`); the ReplicaSet creates a replacement
+//!   (see `kill` for picking the pod and for a pod that is not there);
 //! - a deleted pod leaves the ready endpoints at once and stays terminating until the target
 //!   reports its processes gone ([`ClusterModel::pod_gone`]); how it terminates (preStop, grace
 //!   period) comes from its revision;
 //! - a rollout creates a new revision and is driven by the ported rolling-update controller
 //!   (`kube_model::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
 
+mod kill;
 mod rollout;
 
 use std::collections::BTreeMap;
@@ -389,11 +391,8 @@ impl ClusterModel {
             Action::Scale { replicas } => {
                 applied = self.scale_to(*replicas)?;
             }
-            Action::KillPod { pod } => {
-                let name = format!("pod-{pod}");
-                if self.endpoints.pod(&name).is_some() {
-                    applied = self.delete_and_replace(vec![name])?;
-                }
+            Action::KillPod { .. } | Action::KillPickedPod { .. } => {
+                applied = self.kill(action)?;
             }
             Action::Rollout(change) => {
                 applied.events.extend(self.start_rollout(change));

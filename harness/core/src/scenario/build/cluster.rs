@@ -1,5 +1,8 @@
 //! Checks and builds `cluster`: unique zone and node names, CPU quantities, control-plane
-//! nodes in declared zones.
+//! nodes in declared zones. When the section cannot be read as a whole, the zone and node
+//! names it holds still serve the other sections' reference checks ([`names_only`]).
+
+use serde_json::Value as Json;
 
 use super::super::diagnostic::Problems;
 use super::super::format::ClusterSpec;
@@ -67,4 +70,42 @@ pub(super) fn build(spec: &ClusterSpec, problems: &mut Problems<'_>) -> Cluster 
     }
     check_unique(problems, "node name", node_names);
     Cluster { zones, nodes }
+}
+
+/// The zones and nodes named in a `cluster` section that could not be read as a whole (say a
+/// node's `ready: "yes"`), for checking references to them; `None` when the names themselves
+/// cannot be read. CPU is left at zero: nothing checks it.
+pub(super) fn names_only(section: &Json) -> Option<Cluster> {
+    let name = |v: &Json, key: &str| v.get(key)?.as_str().map(str::to_owned);
+    let mut zones = Vec::new();
+    let mut nodes = Vec::new();
+    for node in section
+        .get("controlPlane")
+        .map_or(Some(&Vec::new()), Json::as_array)?
+    {
+        nodes.push(Node {
+            name: name(node, "name")?,
+            zone: name(node, "zone")?,
+            allocatable_millicpu: 0,
+            ready: true,
+            role: NodeRole::ControlPlane,
+        });
+    }
+    for zone in section.get("zones")?.as_array()? {
+        let zone_name = name(zone, "name")?;
+        for node in zone
+            .get("nodes")
+            .map_or(Some(&Vec::new()), Json::as_array)?
+        {
+            nodes.push(Node {
+                name: name(node, "name")?,
+                zone: zone_name.clone(),
+                allocatable_millicpu: 0,
+                ready: true,
+                role: NodeRole::Worker,
+            });
+        }
+        zones.push(zone_name);
+    }
+    Some(Cluster { zones, nodes })
 }

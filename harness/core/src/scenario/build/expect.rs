@@ -12,15 +12,25 @@ use super::super::units::{format_duration, parse_duration};
 use super::super::window::parse_bound;
 use super::check_unique;
 
-/// `specs` are the decodable entries with their index in the file; `has_sidecar` is unknown
-/// (`None`) when the service section could not be read, `has_rollout` (a `rollout` timeline
-/// entry) when the timeline could not be read.
+/// What the rest of the scenario has that some metrics need; `None` where the section could
+/// not be read.
+pub(super) struct Sides {
+    /// `service.sidecar` is set.
+    pub sidecar: Option<bool>,
+    /// The timeline has a `rollout` entry.
+    pub rollout: Option<bool>,
+    /// The document has a top-level `loadBalancer`.
+    pub load_balancer: bool,
+    /// Some generator sends `via: loadBalancer`.
+    pub via_load_balancer: Option<bool>,
+}
+
+/// `specs` are the decodable entries with their index in the file.
 pub(super) fn build(
     specs: &[(usize, ExpectationSpec)],
     named_events: Option<&BTreeMap<String, Duration>>,
     load_duration: Option<Duration>,
-    has_sidecar: Option<bool>,
-    has_rollout: Option<bool>,
+    sides: Sides,
     problems: &mut Problems<'_>,
 ) -> Vec<Expectation> {
     let root = FieldPath::root().key("expect");
@@ -29,22 +39,8 @@ pub(super) fn build(
     for (i, spec) in specs {
         let path = root.index(*i);
         let metric = spec.metric;
-        if has_sidecar == Some(false)
-            && matches!(metric, Metric::MaxSaturation | Metric::RejectedRate)
-        {
-            problems.at(
-                &path.key("metric"),
-                format!(
-                    "{} is measured by the sidecar, but `service.sidecar` is not set",
-                    metric.as_str()
-                ),
-            );
-        }
-        if has_rollout == Some(false) && metric == Metric::RolloutDuration {
-            problems.at(
-                &path.key("metric"),
-                "rolloutDuration is measured from a `rollout` timeline action, but the timeline has none",
-            );
+        if let Some(missing) = missing_side(metric, &sides) {
+            problems.at(&path.key("metric"), missing);
         }
         let max = spec
             .max
@@ -103,6 +99,36 @@ pub(super) fn build(
     expectations
 }
 
+/// Why `metric` cannot be measured in this scenario, if it cannot.
+fn missing_side(metric: Metric, sides: &Sides) -> Option<String> {
+    let name = metric.as_str();
+    match metric {
+        Metric::MaxSaturation | Metric::RejectedRate if sides.sidecar == Some(false) => Some(
+            format!("{name} is measured by the sidecar, but `service.sidecar` is not set"),
+        ),
+        Metric::RolloutDuration if sides.rollout == Some(false) => Some(
+            "rolloutDuration is measured from a `rollout` timeline action, but the timeline has none"
+                .to_owned(),
+        ),
+        Metric::RequestsAfterRemoval | Metric::TerminationErrorRate if !sides.load_balancer => {
+            Some(format!(
+                "{name} is measured by the load balancer (only it knows which pod every request \
+                 went to), but there is no top-level `loadBalancer`; add one and send a generator \
+                 `via: loadBalancer`"
+            ))
+        }
+        Metric::RequestsAfterRemoval | Metric::TerminationErrorRate
+            if sides.via_load_balancer == Some(false) =>
+        {
+            Some(format!(
+                "{name} is measured by the load balancer, but no generator sends \
+                 `via: loadBalancer`"
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn shown(text: Option<&ThresholdText>) -> String {
     text.map(|t| t.0.to_string()).unwrap_or_default()
 }
@@ -119,11 +145,19 @@ fn threshold(
         (MetricKind::Latency, Scalar::Number(n)) => Err(format!(
             "{name} takes a duration such as \"500ms\", found the number `{n}`"
         )),
+        (MetricKind::Fraction, Scalar::Text(t)) => match percent(t) {
+            Some(p) if (0.0..=100.0).contains(&p) => Ok(Threshold::Value(p / 100.0)),
+            _ => Err(format!(
+                "{name} takes a fraction from 0 to 1 such as 0.01, or a percentage such as \
+                 \"1%\", found `{t}`"
+            )),
+        },
         (_, Scalar::Text(t)) => Err(format!("{name} takes a number, found `{t}`")),
         (MetricKind::Fraction, Scalar::Number(n)) => match n.as_f64() {
             Some(v) if (0.0..=1.0).contains(&v) => Ok(Threshold::Value(v)),
             _ => Err(format!(
-                "{name} takes a fraction from 0 to 1 (such as 0.01), found `{n}`"
+                "{name} takes a fraction from 0 to 1 such as 0.01, or a percentage such as \
+                 \"1%\", found `{n}`"
             )),
         },
         (MetricKind::Ratio, Scalar::Number(n)) => match n.as_f64() {
@@ -140,6 +174,15 @@ fn threshold(
     parsed.map_err(|message| problems.at(path, message)).ok()
 }
 
+/// `"1%"`, `"0.5 %"` as a number of percent.
+fn percent(text: &str) -> Option<f64> {
+    let number = text.trim().strip_suffix('%')?.trim_end();
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    number.parse().ok()
+}
+
 fn build_window(
     spec: &ExpectationSpec,
     path: &FieldPath,
@@ -151,12 +194,23 @@ fn build_window(
     let from_text = window.from.map_or_else(|| "start".to_owned(), |b| b.0);
     let to_text = window.to.map_or_else(|| "end".to_owned(), |b| b.0);
     let label = format!("{from_text}..{to_text}");
-    let (Some(events), Some(load_duration)) = (named_events, load_duration) else {
-        return Window {
-            from: Duration::ZERO,
-            to: Duration::ZERO,
-            label,
-        };
+    let unresolved = |label| Window {
+        from: Duration::ZERO,
+        to: Duration::ZERO,
+        label,
+    };
+    let Some(events) = named_events else {
+        return unresolved(label);
+    };
+    let Some(load_duration) = load_duration else {
+        // The load's length is unknown (its section could not be read): the names the bounds
+        // refer to are still checked.
+        for (text, key) in [(&from_text, "from"), (&to_text, "to")] {
+            if let Err(message) = parse_bound(text, events) {
+                problems.at(&path.key(key), message);
+            }
+        }
+        return unresolved(label);
     };
     let mut resolve = |text: &str, key: &str| {
         parse_bound(text, events)

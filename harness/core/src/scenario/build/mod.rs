@@ -10,6 +10,7 @@ mod expect;
 mod lifecycle;
 mod load;
 mod load_balancer;
+mod pod_names;
 mod rollout_action;
 mod service;
 mod timeline;
@@ -21,7 +22,7 @@ use serde_json::Value as Json;
 
 use super::diagnostic::{Problem, Problems};
 use super::format::{self, CpuText, DurationText};
-use super::model::Scenario;
+use super::model::{Scenario, Via};
 use super::patch::Deletion;
 use super::path::{FieldPath, Segment};
 use super::schema::{self, Structure};
@@ -68,23 +69,33 @@ fn build(
     let load_balancer_spec: Option<Option<format::LoadBalancerSpec>> =
         decode_optional(&doc, "loadBalancer", &structure, problems);
     let time_scale: Option<Option<f64>> = decode_optional(&doc, "timeScale", &structure, problems);
-    let timeline_spec: Option<Vec<format::TimelineEntrySpec>> =
-        decode_or_empty(&doc, "timeline", &structure, problems);
+    let timeline_entries = decode_timeline(&doc, &structure, problems);
     let expect_spec = decode_each::<format::ExpectationSpec>(&doc, "expect", &structure, problems);
 
+    // A section that cannot be read as a whole still lends what it holds to the other
+    // sections' reference checks: the cluster its names, the load its generators.
     let cluster = cluster_spec.map(|spec| cluster::build(&spec, problems));
-    let service = service_spec.map(|spec| service::build(&spec, cluster.as_ref(), problems));
-    let load = load_spec.map(|spec| load::build(&spec, cluster.as_ref(), problems));
+    let cluster_refs = cluster
+        .clone()
+        .or_else(|| doc.get("cluster").and_then(cluster::names_only));
+    let service = service_spec.map(|spec| service::build(&spec, cluster_refs.as_ref(), problems));
+    if service.is_none() {
+        service::placement_only(&doc, &structure, cluster_refs.as_ref(), problems);
+    }
+    let load = load_spec.map(|spec| load::build(&spec, cluster_refs.as_ref(), problems));
+    let load_refs = load
+        .clone()
+        .or_else(|| load::generators_only(&doc, &structure, cluster_refs.as_ref(), problems));
     let load_balancer =
         load_balancer_spec.map(|spec| spec.map(|spec| load_balancer::build(&spec, problems)));
     let duration = load.as_ref().map(|l| l.duration).filter(|d| !d.is_zero());
-    let has_rollout = timeline_spec
+    let has_rollout = timeline_entries
         .as_ref()
-        .map(|spec| spec.iter().any(|entry| entry.rollout.is_some()));
-    let timeline = timeline_spec.map(|spec| {
+        .map(|entries| entries.iter().any(timeline_has_rollout));
+    let timeline = timeline_entries.map(|entries| {
         timeline::build(
-            &spec,
-            cluster.as_ref(),
+            &entries,
+            cluster_refs.as_ref(),
             service.as_ref(),
             duration,
             problems,
@@ -92,21 +103,21 @@ fn build(
     });
     let named_events = timeline.as_ref().map(|t| &t.named);
     let expectations = expect_spec.map(|spec| {
-        let has_sidecar = service.as_ref().map(|s| s.sidecar.is_some());
-        expect::build(
-            &spec,
-            named_events,
-            duration,
-            has_sidecar,
-            has_rollout,
-            problems,
-        )
+        let sides = expect::Sides {
+            sidecar: service.as_ref().map(|s| s.sidecar.is_some()),
+            rollout: has_rollout,
+            load_balancer: doc.get("loadBalancer").is_some(),
+            via_load_balancer: load_refs
+                .as_ref()
+                .map(|l| l.generators.iter().any(|g| g.via == Via::LoadBalancer)),
+        };
+        expect::build(&spec, named_events, duration, sides, problems)
     });
 
-    if let (Some(service), Some(load)) = (&service, &load) {
+    if let (Some(service), Some(load)) = (&service, &load_refs) {
         cross::check_sse(service, load, problems);
     }
-    if let Some(load) = &load {
+    if let Some(load) = &load_refs {
         cross::check_via(load, doc.get("loadBalancer").is_some(), problems);
     }
     let metadata = metadata?;
@@ -177,7 +188,7 @@ fn json_at<'a>(doc: &'a mut Json, path: &FieldPath) -> Option<&'a mut Json> {
 
 /// Decodes the value at `path` unless the structural check found it undecodable. A decoding
 /// failure is reported only where the structural check found nothing (it should not happen).
-fn decode_at<T: DeserializeOwned>(
+pub(super) fn decode_at<T: DeserializeOwned>(
     value: &Json,
     path: &FieldPath,
     structure: &Structure,
@@ -249,15 +260,37 @@ fn decode_optional<T: DeserializeOwned>(
     }
 }
 
-fn decode_or_empty<T: DeserializeOwned>(
+/// The timeline's entries, each decoded on its own: one that cannot be read keeps its raw
+/// value (its problems are reported) so the others are still checked. `None` when `timeline`
+/// is not a list.
+fn decode_timeline(
     doc: &Json,
-    key: &str,
     structure: &Structure,
     problems: &mut Problems<'_>,
-) -> Option<Vec<T>> {
-    match doc.get(key) {
-        None => Some(Vec::new()),
-        Some(_) => decode(doc, key, structure, problems),
+) -> Option<Vec<timeline::Entry>> {
+    let path = FieldPath::root().key("timeline");
+    let items = match doc.get("timeline") {
+        None => return Some(Vec::new()),
+        Some(Json::Array(items)) => items,
+        Some(_) => return None,
+    };
+    let entries = items
+        .iter()
+        .enumerate()
+        .map(
+            |(i, item)| match decode_at(item, &path.index(i), structure, problems) {
+                Some(entry) => timeline::Entry::Read(Box::new(entry)),
+                None => timeline::Entry::Unreadable(item.clone()),
+            },
+        )
+        .collect();
+    Some(entries)
+}
+
+fn timeline_has_rollout(entry: &timeline::Entry) -> bool {
+    match entry {
+        timeline::Entry::Read(e) => e.rollout.is_some(),
+        timeline::Entry::Unreadable(raw) => raw.get("rollout").is_some(),
     }
 }
 

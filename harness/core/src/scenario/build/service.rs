@@ -84,6 +84,24 @@ pub(super) fn build(
     }
 }
 
+/// The placement of a `service` section that could not be read as a whole, still checked
+/// against the cluster.
+pub(super) fn placement_only(
+    doc: &serde_json::Value,
+    structure: &super::super::schema::Structure,
+    cluster: Option<&Cluster>,
+    problems: &mut Problems<'_>,
+) {
+    let path = FieldPath::root().key("service").key("placement");
+    let Some(value) = doc.get("service").and_then(|s| s.get("placement")) else {
+        return;
+    };
+    if let Some(spec) = super::decode_at::<format::PlacementSpec>(value, &path, structure, problems)
+    {
+        build_placement(&spec, &path, cluster, problems);
+    }
+}
+
 fn build_placement(
     spec: &format::PlacementSpec,
     path: &FieldPath,

@@ -1,16 +1,21 @@
 //! Checks and builds `timeline`: times in order and within the load, unique names, exactly one
 //! action per entry, and references that hold at that point of the timeline (nodes added and
-//! removed by earlier entries, the replica count after earlier scales, the termination settings
-//! after earlier rollouts); no `scale` while an autoscaler owns the replica count.
+//! removed by earlier entries, the pods that exist after earlier kills and scales — see
+//! `pod_names` — the termination settings after earlier rollouts); no `scale` while an
+//! autoscaler owns the replica count. An entry that could not be read at all still gives its
+//! name and time to the windows; after it, the checks that depend on what it changed stop.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde_json::Value as Json;
+
 use super::super::diagnostic::Problems;
 use super::super::format::TimelineEntrySpec;
-use super::super::model::{Action, Cluster, Service, TimelineEvent};
+use super::super::model::{Action, Cluster, NodeRole, PodPick, Service, TimelineEvent};
 use super::super::path::FieldPath;
-use super::super::units::{self, format_duration};
+use super::super::units::{self, format_duration, parse_duration};
+use super::pod_names::PodNames;
 use super::{check_unique, cpu, duration, listing, rollout_action};
 
 /// The built timeline, plus every named entry's time (also for entries with other problems,
@@ -18,6 +23,12 @@ use super::{check_unique, cpu, duration, listing, rollout_action};
 pub(super) struct Timeline {
     pub events: Vec<TimelineEvent>,
     pub named: BTreeMap<String, Duration>,
+}
+
+/// One entry as the decoder left it: read, or only its raw value (its problems are reported).
+pub(super) enum Entry {
+    Read(Box<TimelineEntrySpec>),
+    Unreadable(Json),
 }
 
 const ACTIONS: &str =
@@ -28,46 +39,70 @@ struct State<'c> {
     cluster: &'c Cluster,
     /// Node name to zone.
     nodes: BTreeMap<String, String>,
-    replicas: Option<u32>,
+    /// False after an unreadable entry: it may have added or removed nodes.
+    nodes_known: bool,
+}
+
+/// What the checks know at a point of the timeline.
+struct Context<'c> {
+    state: Option<State<'c>>,
+    /// The pods that exist (unknown when `service` could not be read).
+    pods: Option<PodNames>,
+    service: Option<&'c Service>,
 }
 
 /// `service` is `None` when the service section could not be read.
 pub(super) fn build(
-    specs: &[TimelineEntrySpec],
+    entries: &[Entry],
     cluster: Option<&Cluster>,
     service: Option<&Service>,
     load_duration: Option<Duration>,
     problems: &mut Problems<'_>,
 ) -> Timeline {
     let root = FieldPath::root().key("timeline");
-    let replicas = service.map(|s| s.replicas);
     let autoscaled = service.is_some_and(|s| s.autoscaler.is_some());
     let mut revision = service.map(|s| s.termination.clone());
-    let mut state = cluster.map(|cluster| State {
-        cluster,
-        nodes: cluster
-            .nodes
-            .iter()
-            .map(|n| (n.name.clone(), n.zone.clone()))
-            .collect(),
-        replicas,
-    });
+    let mut context = Context {
+        state: cluster.map(|cluster| State {
+            cluster,
+            nodes: cluster
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), n.zone.clone()))
+                .collect(),
+            nodes_known: true,
+        }),
+        pods: service.map(|s| {
+            let mut names = PodNames::new(s.replicas);
+            if s.autoscaler.is_some() {
+                names.lose_track("`service.autoscaler` adds and deletes pods");
+            }
+            names
+        }),
+        service,
+    };
     check_unique(
         problems,
         "timeline entry name",
-        specs.iter().enumerate().filter_map(|(i, e)| {
-            e.name
-                .as_ref()
-                .map(|n| (root.index(i).key("name"), n.0.as_str()))
-        }),
+        entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| entry_name(e).map(|n| (root.index(i).key("name"), n))),
     );
     let mut timeline = Timeline {
         events: Vec::new(),
         named: BTreeMap::new(),
     };
     let mut previous: Option<(Duration, FieldPath)> = None;
-    for (i, entry) in specs.iter().enumerate() {
+    for (i, item) in entries.iter().enumerate() {
         let path = root.index(i);
+        let entry = match item {
+            Entry::Read(entry) => entry,
+            Entry::Unreadable(raw) => {
+                unreadable(raw, &path, &mut timeline, &mut previous, &mut context);
+                continue;
+            }
+        };
         let at = duration(problems, &path.key("at"), &entry.at);
         if let Some(at) = at {
             check_time(at, &path, load_duration, previous.as_ref(), problems);
@@ -88,6 +123,9 @@ pub(super) fn build(
         let action = single_action(entry, &path, problems).and_then(|key| match key {
             "rollout" => {
                 let spec = entry.rollout.as_ref()?;
+                if let Some(pods) = context.pods.as_mut() {
+                    pods.lose_track(format!("the rollout at {at_text} replaces every pod"));
+                }
                 rollout_action::build(spec, &path.key(key), revision.as_mut(), problems)
                     .map(Action::Rollout)
             }
@@ -98,7 +136,7 @@ pub(super) fn build(
                         "`service.autoscaler` owns the replica count: the HorizontalPodAutoscaler would undo this scale at its next sync; remove the action or the autoscaler",
                     );
                 }
-                build_action(entry, key, &path, &at_text, state.as_mut(), problems)
+                build_action(entry, key, &path, &at_text, &mut context, problems)
             }
         });
         if let (Some(at), Some(action)) = (at, action) {
@@ -106,6 +144,63 @@ pub(super) fn build(
         }
     }
     timeline
+}
+
+fn entry_name(entry: &Entry) -> Option<&str> {
+    match entry {
+        Entry::Read(e) => e.name.as_ref().map(|n| n.0.as_str()),
+        Entry::Unreadable(raw) => raw.get("name").and_then(Json::as_str),
+    }
+}
+
+/// An entry that could not be read: its name and time (when they can be read) still count
+/// for windows and time order, and the node it adds, removes or moves where its names can be
+/// read; what else it changed is unknown from here on.
+fn unreadable(
+    raw: &Json,
+    path: &FieldPath,
+    timeline: &mut Timeline,
+    previous: &mut Option<(Duration, FieldPath)>,
+    context: &mut Context<'_>,
+) {
+    let at = raw
+        .get("at")
+        .and_then(Json::as_str)
+        .and_then(|t| parse_duration(t).ok());
+    if let Some(at) = at {
+        *previous = Some((at, path.key("at")));
+        if let Some(name) = raw.get("name").and_then(Json::as_str) {
+            timeline.named.entry(name.to_owned()).or_insert(at);
+        }
+    }
+    let text = |action: &str, key: &str| raw.get(action)?.get(key)?.as_str().map(str::to_owned);
+    if let Some(state) = context.state.as_mut() {
+        let nodes = &mut state.nodes;
+        let readable = if raw.get("addNode").is_some() {
+            text("addNode", "name")
+                .zip(text("addNode", "zone"))
+                .map(|(name, zone)| nodes.insert(name, zone))
+                .is_some()
+        } else if raw.get("removeNode").is_some() {
+            text("removeNode", "node")
+                .map(|node| nodes.remove(&node))
+                .is_some()
+        } else if raw.get("relabelNode").is_some() {
+            text("relabelNode", "node")
+                .zip(text("relabelNode", "zone"))
+                .map(|(node, zone)| nodes.insert(node, zone))
+                .is_some()
+        } else {
+            true
+        };
+        state.nodes_known &= readable;
+    }
+    let changes_pods = ["killPod", "scale", "rollout", "removeNode"]
+        .iter()
+        .any(|key| raw.get(*key).is_some());
+    if changes_pods && let Some(pods) = context.pods.as_mut() {
+        pods.lose_track(format!("the entry at {path} could not be read"));
+    }
 }
 
 fn check_time(
@@ -186,28 +281,28 @@ fn build_action(
     key: &str,
     path: &FieldPath,
     at: &str,
-    state: Option<&mut State<'_>>,
+    context: &mut Context<'_>,
     problems: &mut Problems<'_>,
 ) -> Option<Action> {
     let path = path.key(key);
-    let mut state = state;
-    let node_exists =
-        |state: &mut Option<&mut State<'_>>, problems: &mut Problems<'_>, node: &str| {
-            let Some(state) = state else { return true };
-            if state.nodes.contains_key(node) {
-                return true;
-            }
-            let names: Vec<String> = state.nodes.keys().cloned().collect();
-            problems.at(
-                &path.key("node"),
-                format!(
-                    "node `{node}` does not exist at {at}; nodes at that point are: {}",
-                    listing(&names, "(none)")
-                ),
-            );
-            false
+    let node_exists = |state: &mut Option<State<'_>>, problems: &mut Problems<'_>, node: &str| {
+        let Some(state) = state.as_mut().filter(|s| s.nodes_known) else {
+            return true;
         };
-    let zone_known = |state: &Option<&mut State<'_>>, problems: &mut Problems<'_>, zone: &str| {
+        if state.nodes.contains_key(node) {
+            return true;
+        }
+        let names: Vec<String> = state.nodes.keys().cloned().collect();
+        problems.at(
+            &path.key("node"),
+            format!(
+                "node `{node}` does not exist at {at}; nodes at that point are: {}",
+                listing(&names, "(none)")
+            ),
+        );
+        false
+    };
+    let zone_known = |state: &Option<State<'_>>, problems: &mut Problems<'_>, zone: &str| {
         let Some(state) = state else { return };
         if !state.cluster.zones.iter().any(|z| z == zone) {
             problems.at(
@@ -219,10 +314,11 @@ fn build_action(
             );
         }
     };
+    let state = &mut context.state;
     match key {
         "setNodeReady" => {
             let spec = entry.set_node_ready.as_ref()?;
-            node_exists(&mut state, problems, &spec.node.0);
+            node_exists(state, problems, &spec.node.0);
             Some(Action::SetNodeReady {
                 node: spec.node.0.clone(),
                 ready: spec.ready,
@@ -230,8 +326,8 @@ fn build_action(
         }
         "addNode" => {
             let spec = entry.add_node.as_ref()?;
-            zone_known(&state, problems, &spec.zone.0);
-            if let Some(state) = state.as_deref_mut()
+            zone_known(state, problems, &spec.zone.0);
+            if let Some(state) = state.as_mut().filter(|s| s.nodes_known)
                 && state
                     .nodes
                     .insert(spec.name.0.clone(), spec.zone.0.clone())
@@ -253,20 +349,28 @@ fn build_action(
         }
         "removeNode" => {
             let spec = entry.remove_node.as_ref()?;
-            if node_exists(&mut state, problems, &spec.node.0)
-                && let Some(state) = state.as_deref_mut()
-            {
-                state.nodes.remove(&spec.node.0);
+            let node = &spec.node.0;
+            let may_host = match (state.as_ref(), context.service) {
+                (Some(state), Some(service)) => may_host_pods(state, service, node),
+                _ => true,
+            };
+            if may_host && let Some(pods) = context.pods.as_mut() {
+                pods.lose_track(format!(
+                    "the pods on {node}, removed at {at}, are replaced under new names"
+                ));
             }
-            Some(Action::RemoveNode {
-                node: spec.node.0.clone(),
-            })
+            if node_exists(state, problems, node)
+                && let Some(state) = state.as_mut()
+            {
+                state.nodes.remove(node);
+            }
+            Some(Action::RemoveNode { node: node.clone() })
         }
         "relabelNode" => {
             let spec = entry.relabel_node.as_ref()?;
-            zone_known(&state, problems, &spec.zone.0);
-            if node_exists(&mut state, problems, &spec.node.0)
-                && let Some(state) = state.as_deref_mut()
+            zone_known(state, problems, &spec.zone.0);
+            if node_exists(state, problems, &spec.node.0)
+                && let Some(state) = state.as_mut()
             {
                 state.nodes.insert(spec.node.0.clone(), spec.zone.0.clone());
             }
@@ -277,7 +381,7 @@ fn build_action(
         }
         "setAllocatableCpu" => {
             let spec = entry.set_allocatable_cpu.as_ref()?;
-            node_exists(&mut state, problems, &spec.node.0);
+            node_exists(state, problems, &spec.node.0);
             let allocatable_millicpu =
                 cpu(problems, &path.key("allocatableCpu"), &spec.allocatable_cpu)?;
             Some(Action::SetAllocatableCpu {
@@ -287,8 +391,8 @@ fn build_action(
         }
         "scale" => {
             let spec = entry.scale.as_ref()?;
-            if let Some(state) = state.as_deref_mut() {
-                state.replicas = Some(spec.replicas);
+            if let Some(pods) = context.pods.as_mut() {
+                pods.scale(spec.replicas, at);
             }
             Some(Action::Scale {
                 replicas: spec.replicas,
@@ -296,26 +400,62 @@ fn build_action(
         }
         "killPod" => {
             let spec = entry.kill_pod.as_ref()?;
-            let pod = units::parse_pod(&spec.pod.0)
-                .map_err(|m| problems.at(&path.key("pod"), m))
-                .ok()?;
-            let replicas = state.as_ref().and_then(|s| s.replicas);
-            if let Some(replicas) = replicas
-                && pod >= replicas
-            {
-                let shown = &spec.pod.0;
-                let pods = match replicas {
-                    0 => "there are no pods".to_owned(),
-                    1 => "the only pod is pod-0".to_owned(),
-                    n => format!("pods are pod-0 .. pod-{}", n - 1),
-                };
-                problems.at(
-                    &path.key("pod"),
-                    format!("pod `{shown}` does not exist at {at}; {pods}"),
-                );
+            match (&spec.pod, spec.pick, &spec.zone) {
+                (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                    problems.at(
+                        &path,
+                        "name the pod (`pod`) or let the harness pick one (`pick`, `zone`), not both",
+                    );
+                    None
+                }
+                (Some(text), None, None) => {
+                    let pod = units::parse_pod(&text.0)
+                        .map_err(|m| problems.at(&path.key("pod"), m))
+                        .ok()?;
+                    if let Some(pods) = context.pods.as_mut() {
+                        match pods.check(pod, &text.0.to_string(), at) {
+                            Ok(()) => pods.kill(pod),
+                            Err(problem) => problems.at(&path.key("pod"), problem),
+                        }
+                    }
+                    Some(Action::KillPod { pod })
+                }
+                (None, pick, zone) => {
+                    let pick = pick.unwrap_or(PodPick::Oldest);
+                    let zone = zone.as_ref().map(|z| z.0.clone());
+                    if let Some(zone) = &zone {
+                        zone_known(state, problems, zone);
+                    }
+                    if let Some(pods) = context.pods.as_mut() {
+                        if pods.known_empty() {
+                            problems.at(&path, format!("there are no pods at {at} to pick from"));
+                        }
+                        pods.kill_picked(pick, zone.as_deref());
+                    }
+                    Some(Action::KillPickedPod { pick, zone })
+                }
             }
-            Some(Action::KillPod { pod })
         }
         _ => None,
     }
+}
+
+/// Whether the service's pods may run on `node`: a worker node that the placement allows.
+fn may_host_pods(state: &State<'_>, service: &Service, node: &str) -> bool {
+    if !state.nodes_known {
+        return true;
+    }
+    if state
+        .cluster
+        .node(node)
+        .is_some_and(|n| n.role == NodeRole::ControlPlane)
+    {
+        return false;
+    }
+    let Some(zone) = state.nodes.get(node) else {
+        return false;
+    };
+    let placement = &service.placement;
+    (placement.zones.is_empty() || placement.zones.contains(zone))
+        && (placement.nodes.is_empty() || placement.nodes.iter().any(|n| n == node))
 }

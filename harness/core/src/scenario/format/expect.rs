@@ -15,7 +15,8 @@ pub struct ExpectationSpec {
     pub name: Option<String>,
     /// The measurement the bounds apply to.
     pub metric: MetricName,
-    /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1,
+    /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1
+    /// (or a percentage such as `"1%"`),
     /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
     /// `requestsAfterRemoval`, `maxReplicas` and `minReplicas` a whole number, `latencyP99`,
     /// `rolloutDuration` and `timeToScaleUp` a duration such as `"500ms"`.

@@ -33,8 +33,8 @@ pub use service::{
     TrafficDistribution, WhenUnsatisfiable,
 };
 pub use timeline::{
-    AddNodeSpec, KillPodSpec, NodeRefSpec, RelabelNodeSpec, RolloutActionSpec, RolloutSetSpec,
-    ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec, TimelineEntrySpec,
+    AddNodeSpec, KillPodSpec, NodeRefSpec, PodPick, RelabelNodeSpec, RolloutActionSpec,
+    RolloutSetSpec, ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec, TimelineEntrySpec,
 };
 
 /// The only `apiVersion` this harness reads.

@@ -160,8 +160,10 @@ scalar_type!(
     IntOrPercentText, "IntOrPercent", { "type": ["integer", "string"], "minimum": 0, "pattern": PERCENT_PATTERN }
 );
 scalar_type!(
-    /// A threshold: a number, or a duration for latency metrics.
-    ThresholdText, "Threshold", { "type": ["number", "string"], "pattern": DURATION_PATTERN }
+    /// A threshold: a number; for rates also a percentage such as `"1%"`; for latency and
+    /// other time metrics a duration such as `"500ms"`. Which one a metric takes is checked
+    /// with the metric.
+    ThresholdText, "Threshold", { "type": ["number", "string"], "minLength": 1 }
 );
 
 impl DurationText {

@@ -1,7 +1,7 @@
 //! The `timeline` section as written: when, an optional name, and one action per entry.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::lifecycle::{PreStopChangeSpec, present};
 use super::scalars::{CpuText, DurationText, EventName, NodeName, PodRefText, ZoneName};
@@ -37,7 +37,8 @@ pub struct TimelineEntrySpec {
     /// Change the number of replicas (pods are added or removed from the highest index).
     #[serde(default)]
     pub scale: Option<ScaleSpec>,
-    /// Kill a pod's process; the pod restarts as its controller would restart it.
+    /// Delete a pod (as `kubectl delete pod`); the ReplicaSet creates a replacement, which gets
+    /// a new name.
     #[serde(default)]
     pub kill_pod: Option<KillPodSpec>,
     /// Roll out a new revision of the Deployment (a rolling update under
@@ -107,12 +108,32 @@ pub struct ScaleSpec {
     pub replicas: u32,
 }
 
-/// `killPod`.
+/// `killPod`: name the pod (`pod`), or let the harness pick one of the pods running at that
+/// moment (`pick`, `zone`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KillPodSpec {
-    /// The pod: its index (`3`) or name (`"pod-3"`); it must exist at that point.
-    pub pod: PodRefText,
+    /// The pod: its index (`3`) or name (`"pod-3"`); it must exist at that point. Pods get new
+    /// names when they are replaced, so after a rollout, a `removeNode` of a node with pods, a
+    /// scale-down, or with an autoscaler, use `pick` instead.
+    #[serde(default)]
+    pub pod: Option<PodRefText>,
+    /// Without `pod`: kill the `oldest` (the default) or the `newest` of the pods running then.
+    #[serde(default)]
+    pub pick: Option<PodPick>,
+    /// Without `pod`: pick among the pods running in this zone only.
+    #[serde(default)]
+    pub zone: Option<ZoneName>,
+}
+
+/// Which running pod `killPod` picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum PodPick {
+    /// The pod created first (of pods created together, the lowest index).
+    Oldest,
+    /// The pod created last (of pods created together, the highest index).
+    Newest,
 }
 
 /// `rollout`: exactly one of `restart` or `set`.

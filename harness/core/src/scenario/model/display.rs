@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Action, PreStop, RolloutChange, TimelineEvent};
+use super::{Action, PodPick, PreStop, RolloutChange, TimelineEvent};
 use crate::scenario::units::format_duration;
 
 impl fmt::Display for TimelineEvent {
@@ -34,6 +34,16 @@ impl fmt::Display for Action {
             } => write!(f, "node {node} allocatable CPU {allocatable_millicpu}m"),
             Action::Scale { replicas } => write!(f, "scale to {replicas}"),
             Action::KillPod { pod } => write!(f, "kill pod-{pod}"),
+            Action::KillPickedPod { pick, zone } => {
+                let which = match pick {
+                    PodPick::Oldest => "oldest",
+                    PodPick::Newest => "newest",
+                };
+                match zone {
+                    Some(zone) => write!(f, "kill the {which} pod in {zone}"),
+                    None => write!(f, "kill the {which} pod"),
+                }
+            }
             Action::Rollout(change) => write!(f, "{change}"),
         }
     }
@@ -96,5 +106,10 @@ mod tests {
             "rollout (preStop sleep 30s, gracePeriod 1m)"
         );
         assert_eq!(Action::KillPod { pod: 3 }.to_string(), "kill pod-3");
+        let picked = Action::KillPickedPod {
+            pick: PodPick::Newest,
+            zone: Some("z-1".into()),
+        };
+        assert_eq!(picked.to_string(), "kill the newest pod in z-1");
     }
 }
