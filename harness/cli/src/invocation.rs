@@ -12,6 +12,8 @@ use harness_local::bins::WorkloadBins;
 pub struct RunSpec<'a> {
     pub file: &'a Path,
     pub variant: Option<&'a str>,
+    /// `--set` overrides, repeated as given.
+    pub overrides: &'a [harness_core::scenario::Override],
     pub target: &'a str,
     pub seed: u64,
     pub time_scale: f64,
@@ -26,6 +28,12 @@ pub fn invocation(spec: &RunSpec<'_>) -> Invocation {
     ];
     if let Some(v) = spec.variant {
         words.extend(["--variant".to_string(), v.to_string()]);
+    }
+    for o in spec.overrides {
+        words.extend([
+            "--set".to_string(),
+            format!("{}={}", o.path_text, o.value_text),
+        ]);
     }
     words.extend([
         "--target".to_string(),
@@ -92,13 +100,14 @@ mod tests {
         let inv = invocation(&RunSpec {
             file: Path::new("scenarios/my skew.yaml"),
             variant: Some("incident"),
+            overrides: &[harness_core::scenario::Override::parse("load.generators[a b].rate=5").unwrap()],
             target: "local",
             seed: 7,
             time_scale: 0.1,
         });
         assert_eq!(
             inv.command,
-            "harness run 'scenarios/my skew.yaml' --variant incident --target local --seed 7 --time-scale 0.1"
+            "harness run 'scenarios/my skew.yaml' --variant incident --set 'load.generators[a b].rate=5' --target local --seed 7 --time-scale 0.1"
         );
         assert_eq!(inv.harness_version, env!("CARGO_PKG_VERSION"));
         assert_eq!(shell_quote("it's"), "'it'\\''s'");

@@ -6,8 +6,10 @@ mod exit;
 mod invocation;
 mod output;
 mod progress;
+mod usage;
 
 use clap::{Parser, Subcommand};
+
 
 /// Reproduce Kubernetes traffic failures as assertable scenarios.
 #[derive(Debug, Parser)]
@@ -39,7 +41,8 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage::with_tips(e, &argv).exit());
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Plan(args) => commands::plan::run(args),

@@ -109,7 +109,7 @@ fn as_is_keeps_the_incident_hints_that_a_reconcile_would_remove() {
     let out = harness(&args[..args.len()]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains(&format!(
-        "kube-proxy on node {NODE_2A} uses: 2 of 4: 10.0.3.21,10.0.3.22"
+        "kube-proxy on node {NODE_2A} uses: 2 of 4 ready: 10.0.3.21,10.0.3.22"
     )));
     assert!(text.contains("why: zone hints used"));
 }
@@ -193,6 +193,54 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
     ]);
     assert_eq!(v["reachable"].as_array().unwrap().len(), 4);
     assert_eq!(v["why"]["hints"]["reason"], "nodeMissingZoneLabel");
+    assert_eq!(strings(&v["nodesWithoutZone"]), ["bare"]);
+    // The text names the node; and without --as-is, the missing zone ratios name it too.
+    let unlabelled = unlabelled.display().to_string();
+    let out = harness(&["hints", "--as-is", "--nodes", &unlabelled, "--endpointslices", &hinted]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("node bare has no topology.kubernetes.io/zone label: kube-proxy there ignores zone hints"),
+        "{text}"
+    );
+    let out = harness(&["hints", "--nodes", &unlabelled, "--endpointslices", &hinted]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("unavailable: node bare has no topology.kubernetes.io/zone label"),
+        "{text}"
+    );
+}
+
+#[test]
+fn reach_counts_only_ready_endpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = fixture("nodes-skewed.yaml");
+    // One ready endpoint, one terminating, one not ready: a client reaches 1 of 1 ready.
+    let s = slices(
+        dir.path(),
+        &[
+            ("10.0.3.21", true, true, false, None),
+            ("10.0.3.22", false, true, true, None),
+            ("10.0.3.23", false, false, false, None),
+        ],
+    );
+    let out = harness(&["hints", "--as-is", "--nodes", &nodes, "--endpointslices", &s]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("a client in zone ap-northeast-2a reaches: 1 of 1 ready: 10.0.3.21"),
+        "{text}"
+    );
+}
+
+#[test]
+fn swapped_files_are_named_as_swapped() {
+    let (nodes, slices) = (fixture("nodes-skewed.yaml"), fixture("endpointslices.yaml"));
+    let out = harness(&["hints", "--nodes", &slices, "--endpointslices", &nodes]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        text.contains("holds EndpointSlice objects, but --nodes takes Nodes: did you swap --nodes and --endpointslices?"),
+        "{text}"
+    );
 }
 
 #[test]

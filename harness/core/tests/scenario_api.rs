@@ -171,8 +171,57 @@ fn an_unknown_variant_is_reported_with_the_base_problems() {
     assert_eq!(
         lines(load_scenario_str(&text, "x.yaml", Some("fixed"))),
         vec![
-            "x.yaml:1:1: variants: unknown variant `fixed`; this file defines no variants",
+            "x.yaml:1:1: variants: unknown variant `fixed`; this file defines no variants (`--variant base` is the base document)",
             "x.yaml:9:13: service.replicas: 0 is too small; the minimum is 1",
         ]
+    );
+}
+
+#[test]
+fn base_selects_the_base_document_and_is_no_variant_name() {
+    let with_variant = BASE.to_owned() + "variants:\n  fast: { load: { duration: 5s } }\n";
+    let base = harness_core::scenario::load_scenario_str(&with_variant, "x.yaml", Some("base"))
+        .unwrap();
+    assert_eq!(base.selected_variant, None);
+    assert_eq!(base.variant_names(), ["fast".to_string()]);
+    let named_base = BASE.to_owned() + "variants:\n  base: {}\n";
+    let problems = lines(validate_str(&named_base, "x.yaml"));
+    assert_eq!(
+        problems,
+        vec![format!(
+            "x.yaml:{}:3: variants.base: `base` names the base document (`--variant base`); give this variant another name",
+            BASE.lines().count() + 2
+        )]
+    );
+}
+
+#[test]
+fn overrides_replace_values_after_the_variant_and_problems_name_them() {
+    use harness_core::scenario::{Override, load_scenario_str_with};
+    let text = BASE.to_owned() + "variants:\n  fast: { load: { duration: 5s } }\n";
+    let set = |o: &str| Override::parse(o).unwrap();
+    let s = load_scenario_str_with(&text, "x.yaml", Some("fast"), &[set("load.duration=7s")])
+        .unwrap();
+    assert_eq!(s.load.duration, std::time::Duration::from_secs(7), "the override wins");
+    let e = load_scenario_str_with(&text, "x.yaml", None, &[set("load.duration=30")])
+        .unwrap_err()
+        .to_string();
+    let line = BASE
+        .lines()
+        .position(|l| l.trim_start().starts_with("duration:"))
+        .unwrap()
+        + 1;
+    assert!(
+        e.starts_with(&format!("x.yaml:{line}:")) && e.ends_with(
+            "load.duration: expected a duration such as \"250ms\", \"30s\", \"1m 30s\" or \"0s\", found whole number `30` (the value comes from --set load.duration=30)"
+        ),
+        "{e}"
+    );
+    let e = load_scenario_str_with(&text, "x.yaml", None, &[set("load.generators[9].rate=1")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("x.yaml: --set load.generators[9].rate=1: `load.generators` has 1 entry"),
+        "{e}"
     );
 }

@@ -147,6 +147,6 @@ fn an_unknown_variant_is_reported_with_the_known_ones() {
     let err = load_scenario_str(&text, "m.yaml", Some("fast")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "m.yaml:16:1: variants: unknown variant `fast`; variants are: same-zone, annotation-off, fixed-time"
+        "m.yaml:16:1: variants: unknown variant `fast`; variants are: same-zone, annotation-off, fixed-time, and `base` for the base document"
     );
 }

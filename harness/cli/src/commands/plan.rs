@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use harness_core::engine::plan::plan;
-use harness_core::scenario::load_scenario;
+use harness_core::scenario::{Override, load_scenario_with};
 
 use crate::exit::{Failure, Outcome};
 
@@ -14,9 +14,12 @@ use crate::exit::{Failure, Outcome};
 pub struct PlanArgs {
     /// The scenario file.
     pub file: PathBuf,
-    /// Apply this variant (see the file's `variants`).
+    /// Apply this variant (see the file's `variants`); `base` is the base document.
     #[arg(long)]
     pub variant: Option<String>,
+    /// Override one value of the scenario (repeatable), as `harness run --set` does.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = Override::parse)]
+    pub set: Vec<Override>,
     /// Seed of the scheduler's tie-breaking (same as `harness run --seed`).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -32,7 +35,7 @@ pub enum Format {
 }
 
 pub fn run(args: PlanArgs) -> Outcome {
-    let scenario = load_scenario(&args.file, args.variant.as_deref())
+    let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     let planned = plan(&scenario, args.seed).map_err(|e| {
         Failure::InvalidInput(anyhow!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::report::{Verdict, write_reports};
-use harness_core::scenario::load_scenario;
+use harness_core::scenario::{Override, load_scenario_with};
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
@@ -24,9 +24,14 @@ pub struct RunArgs {
     /// plane. The harness never falls back to another target.
     #[arg(long, value_enum, default_value_t = TargetName::Local)]
     pub target: TargetName,
-    /// Apply this variant (see the file's `variants`).
+    /// Apply this variant (see the file's `variants`); `base` is the base document.
     #[arg(long)]
     pub variant: Option<String>,
+    /// Override one value of the scenario for this run (repeatable), e.g. `--set
+    /// load.duration=10s --set load.generators[ingress-2a].rate=50`: a path of keys joined by
+    /// `.`, list entries as [0] or [name]; applied after the variant, checked like the file.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = Override::parse)]
+    pub set: Vec<Override>,
     /// Output directory (default: results/<scenario>/<run-id>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -63,7 +68,7 @@ impl TargetName {
 }
 
 pub fn run(args: RunArgs) -> Outcome {
-    let scenario = load_scenario(&args.file, args.variant.as_deref())
+    let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     let time_scale =
         TimeScale::new(args.time_scale.unwrap_or(scenario.time_scale)).map_err(|e| {
@@ -84,8 +89,9 @@ pub fn run(args: RunArgs) -> Outcome {
         time_scale,
     };
     let variant = scenario.selected_variant.as_deref().unwrap_or("base");
+    let overrides: String = args.set.iter().map(|o| format!(", {o}")).collect();
     eprintln!(
-        "running {} (variant {variant}) on target {}, seed {}, time scale {time_scale}, output {}",
+        "running {} (variant {variant}{overrides}) on target {}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
         args.target.as_str(),
         args.seed,
@@ -110,6 +116,7 @@ pub fn run(args: RunArgs) -> Outcome {
     outcome.summary.invocation = Some(invocation(&RunSpec {
         file: &args.file,
         variant: scenario.selected_variant.as_deref(),
+        overrides: &args.set,
         target: args.target.as_str(),
         seed: args.seed,
         time_scale: time_scale.factor(),

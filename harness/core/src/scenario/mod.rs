@@ -12,6 +12,7 @@ pub mod model;
 mod patch;
 mod path;
 mod schema;
+mod set;
 mod suggest;
 mod tree;
 pub mod units;
@@ -22,16 +23,32 @@ use std::path::Path;
 pub use diagnostic::{Diagnostic, ScenarioErrors};
 pub use model::*;
 pub use schema::json_schema;
+pub use set::{Override, paths_named};
 
 use diagnostic::Problem;
 use path::FieldPath;
 
-/// Reads, checks and builds the scenario in `path`, with `variant` applied if given. The base
-/// document must be valid too. Problems are reported against `path` as given.
+/// The name `--variant` takes for the base document (the file without any variant applied).
+pub const BASE_VARIANT: &str = "base";
+
+/// Reads, checks and builds the scenario in `path`, with `variant` applied if given (`base`
+/// is the base document). The base document must be valid too. Problems are reported against
+/// `path` as given.
 pub fn load_scenario(path: &Path, variant: Option<&str>) -> Result<Scenario, ScenarioErrors> {
+    load_scenario_with(path, variant, &[])
+}
+
+/// As [`load_scenario`], with values overridden as `harness run --set PATH=VALUE` does: each
+/// override replaces one value after the variant's patch and before any check (see
+/// [`Override`]); a problem with an overridden value says so.
+pub fn load_scenario_with(
+    path: &Path,
+    variant: Option<&str>,
+    overrides: &[Override],
+) -> Result<Scenario, ScenarioErrors> {
     let file = path.display().to_string();
     let text = read(path, &file)?;
-    load_scenario_str(&text, &file, variant)
+    load_scenario_str_with(&text, &file, variant, overrides)
 }
 
 /// As [`load_scenario`], for text already read; `file` names it in diagnostics.
@@ -40,18 +57,34 @@ pub fn load_scenario_str(
     file: &str,
     variant: Option<&str>,
 ) -> Result<Scenario, ScenarioErrors> {
-    let tree = parse(text, file)?;
+    load_scenario_str_with(text, file, variant, &[])
+}
+
+/// As [`load_scenario_with`], for text already read; `file` names it in diagnostics.
+pub fn load_scenario_str_with(
+    text: &str,
+    file: &str,
+    variant: Option<&str>,
+    overrides: &[Override],
+) -> Result<Scenario, ScenarioErrors> {
+    let mut tree = parse(text, file)?;
     let variants = variants_of(&tree);
     let names: Vec<String> = variants.iter().map(|(name, _)| name.clone()).collect();
+    let set_paths = set::apply(&mut tree, overrides)
+        .map_err(|message| ScenarioErrors::whole_file(file, message))?;
+    let mark = |e: ScenarioErrors| mark_overridden(e, &set_paths);
     let base = build::evaluate(&tree, &[], &names, None);
-    let Some(selected) = variant else {
-        return base.map_err(|problems| errors(file, problems, Vec::new()));
+    let Some(selected) = variant.filter(|v| *v != BASE_VARIANT) else {
+        return base.map_err(|problems| mark(errors(file, problems, Vec::new())));
     };
     let Some((_, patch)) = variants.iter().find(|(name, _)| name == selected) else {
         let known = if names.is_empty() {
-            "this file defines no variants".to_owned()
+            format!("this file defines no variants (`--variant {BASE_VARIANT}` is the base document)")
         } else {
-            format!("variants are: {}", names.join(", "))
+            format!(
+                "variants are: {}, and `{BASE_VARIANT}` for the base document",
+                names.join(", ")
+            )
         };
         let path = FieldPath::root().key("variants");
         let mut problems = base.err().unwrap_or_default();
@@ -60,16 +93,32 @@ pub fn load_scenario_str(
             path: path.to_string(),
             message: format!("unknown variant `{selected}`; {known}"),
         });
-        return Err(errors(file, problems, Vec::new()));
+        return Err(mark(errors(file, problems, Vec::new())));
     };
-    match (base, evaluate_variant(&tree, &names, selected, patch)) {
+    match (
+        base,
+        evaluate_variant(&tree, &names, selected, patch, overrides),
+    ) {
         (Ok(_), Ok(scenario)) => Ok(scenario),
-        (base, variant) => Err(errors(
+        (base, variant) => Err(mark(errors(
             file,
             base.err().unwrap_or_default(),
             vec![(selected.to_owned(), variant.err().unwrap_or_default())],
-        )),
+        ))),
     }
+}
+
+/// Marks the problems about a value an override set: the file's line is the one it replaced.
+fn mark_overridden(
+    mut errors: ScenarioErrors,
+    set_paths: &[(FieldPath, Override)],
+) -> ScenarioErrors {
+    for d in &mut errors.diagnostics {
+        if let Some((_, o)) = set_paths.iter().find(|(p, _)| set::concerns(&d.path, p)) {
+            d.message.push_str(&format!(" (the value comes from {o})"));
+        }
+    }
+    errors
 }
 
 /// Checks the file in `path`: the base document and every variant. Returns the variant names.
@@ -90,7 +139,7 @@ pub fn validate_str(text: &str, file: &str) -> Result<Vec<String>, ScenarioError
     let per_variant: Vec<(String, Vec<Problem>)> = variants
         .iter()
         .map(|(name, patch)| {
-            let problems = evaluate_variant(&tree, &names, name, patch)
+            let problems = evaluate_variant(&tree, &names, name, patch, &[])
                 .err()
                 .unwrap_or_default();
             (name.clone(), problems)
@@ -212,12 +261,14 @@ fn variants_of(tree: &tree::Node) -> Vec<(String, tree::Node)> {
         .collect()
 }
 
-/// Applies one variant's patch to the base document and checks the result.
+/// Applies one variant's patch to the base document (and then the overrides, which win) and
+/// checks the result.
 fn evaluate_variant(
     tree: &tree::Node,
     names: &[String],
     name: &str,
     patch: &tree::Node,
+    overrides: &[Override],
 ) -> Result<Scenario, Vec<Problem>> {
     let tree::Value::Map(entries) = &patch.value else {
         return Err(Vec::new());
@@ -243,7 +294,15 @@ fn evaluate_variant(
         loc: patch.loc,
         value: tree::Value::Map(kept),
     };
-    let (merged, deletions) = patch::merge_patch(tree, &patch);
+    let (mut merged, deletions) = patch::merge_patch(tree, &patch);
+    // The overrides were applied to the base already; they must win over the patch too.
+    if let Err(message) = set::apply(&mut merged, overrides) {
+        own.push(Problem {
+            loc: tree::Loc::default(),
+            path: String::new(),
+            message,
+        });
+    }
     match build::evaluate(&merged, &deletions, names, Some(name)) {
         Ok(scenario) if own.is_empty() => Ok(scenario),
         result => {

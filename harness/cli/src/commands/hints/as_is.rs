@@ -71,6 +71,8 @@ pub struct AsIsReport {
     /// Without `--from-node`: zone → why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_from: Option<BTreeMap<String, Why>>,
+    /// Nodes without a zone label, named: kube-proxy there ignores zone hints.
+    pub nodes_without_zone: Vec<String>,
     pub assumptions: Vec<String>,
 }
 
@@ -164,6 +166,11 @@ pub fn build(
         why: None,
         reachable_from: None,
         why_from: None,
+        nodes_without_zone: nodes
+            .iter()
+            .filter(|n| n.zone.as_deref().is_none_or(str::is_empty))
+            .map(|n| n.name.clone())
+            .collect(),
         assumptions: vec![
             "Kubernetes v1.34 kube-proxy: PreferSameTrafficDistribution gate on".to_owned(),
             "unset endpoint conditions read as kube-proxy reads them: ready and serving true, terminating false".to_owned(),
@@ -225,11 +232,12 @@ pub fn text(r: &AsIsReport) -> String {
     out.push_str("Endpoints as they are:\n");
     super::render::endpoints_table(&mut out, &r.endpoints);
     out.push('\n');
-    let total = r.endpoints.len();
+    // Of the ready endpoints: not-ready and terminating ones are used only as a fallback.
+    let total = super::render::ready_endpoints(&r.endpoints);
     let mut line = |who: &str, reachable: &[String], why: &Why| {
         let _ = writeln!(
             out,
-            "{who}: {} of {total}: {}",
+            "{who}: {} of {total} ready: {}",
             reachable.len(),
             if reachable.is_empty() {
                 "-".to_owned()
@@ -248,6 +256,12 @@ pub fn text(r: &AsIsReport) -> String {
                 line(&format!("a client in zone {zone} reaches"), addrs, w);
             }
         }
+    }
+    for node in &r.nodes_without_zone {
+        let _ = writeln!(
+            out,
+            "node {node} has no topology.kubernetes.io/zone label: kube-proxy there ignores zone hints (--from-node {node} shows what it uses)"
+        );
     }
     out.push('\n');
     out.push_str("Assumptions:\n");

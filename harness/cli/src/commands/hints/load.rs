@@ -48,6 +48,22 @@ impl Source {
         Ok(Source { name, text })
     }
 
+    /// The `kind` of each document (as far as it can be read), for messages about a file
+    /// given to the wrong flag.
+    pub fn kinds(&self) -> Vec<String> {
+        #[derive(Deserialize)]
+        struct Listed {
+            kind: Option<String>,
+            #[serde(default)]
+            items: Vec<Probe>,
+        }
+        split_documents(&self.text)
+            .iter()
+            .filter_map(|doc| serde_saphyr::from_str::<Listed>(&doc.padded()).ok())
+            .flat_map(|doc| doc.kind.into_iter().chain(doc.items.into_iter().filter_map(|i| i.kind)))
+            .collect()
+    }
+
     /// Every `T` in the file.
     pub fn objects<T>(&self) -> anyhow::Result<Vec<Located<T>>>
     where

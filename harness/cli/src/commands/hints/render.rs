@@ -11,6 +11,9 @@ pub fn report_text(r: &Report) -> String {
     out.push('\n');
     out.push_str("Zone CPU ratios (allocatable CPU of ready, non-control-plane nodes):\n");
     match &r.zone_cpu_ratios {
+        None if !r.ratios_missing_because.is_empty() => {
+            let _ = writeln!(out, "  unavailable: {}", r.ratios_missing_because.join("; "));
+        }
         None => out.push_str("  unavailable (fewer than two zones, or a node without zone label or allocatable CPU)\n"),
         Some(ratios) => {
             for (zone, ratio) in ratios {
@@ -46,13 +49,15 @@ pub fn report_text(r: &Report) -> String {
     out.push_str("Endpoints after the reconcile:\n");
     endpoints_table(&mut out, &r.endpoints);
     out.push('\n');
-    out.push_str("kube-proxy: addresses a client reaches, per zone (node hosting no endpoint):\n");
+    out.push_str(
+        "kube-proxy: addresses a client reaches, per zone (node hosting no endpoint), of the ready endpoints:\n",
+    );
+    let ready = ready_endpoints(&r.endpoints);
     for (zone, addrs) in &r.reachable_from {
         let _ = writeln!(
             out,
-            "  {zone:<24} {} of {}: {}",
+            "  {zone:<24} {} of {ready}: {}",
             addrs.len(),
-            r.endpoints.len(),
             join_or_dash(addrs)
         );
     }
@@ -88,6 +93,12 @@ pub fn endpoints_table(out: &mut String, endpoints: &[EndpointRow]) {
         ["ADDRESS", "ZONE", "NODE", "READY", "FOR-ZONES", "FOR-NODES"],
         &rows,
     );
+}
+
+/// Endpoints kube-proxy counts as ready: `ready` true or unset (a terminating endpoint has
+/// `ready: false`).
+pub fn ready_endpoints(endpoints: &[EndpointRow]) -> usize {
+    endpoints.iter().filter(|e| e.ready != Some(false)).count()
 }
 
 fn join_or_dash(items: &[String]) -> String {

@@ -61,6 +61,8 @@ pub struct Report {
     pub reachable_from: BTreeMap<String, Vec<String>>,
     /// Node -> addresses kube-proxy on that node uses.
     pub reachable_from_nodes: BTreeMap<String, Vec<String>>,
+    /// Why there are no zone CPU ratios, naming the nodes (empty when there are ratios).
+    pub ratios_missing_because: Vec<String>,
     pub assumptions: Vec<String>,
 }
 
@@ -74,14 +76,13 @@ pub(super) fn read_inputs(
     service: Option<&Path>,
 ) -> anyhow::Result<Inputs> {
     let src = Source::read(nodes)?;
-    let nodes: Vec<Node> = src
-        .objects()?
+    let nodes: Vec<Node> = objects_for(&src, "--nodes", "Node", "--endpointslices", "EndpointSlice")?
         .iter()
         .map(|n| openapi::node(&n.value).map_err(|e| in_file(&src, n, e)))
         .collect::<anyhow::Result<_>>()?;
     let src = Source::read(slices)?;
-    let slices: Vec<OwnedSlice> = src
-        .objects()?
+    let slices: Vec<OwnedSlice> =
+        objects_for(&src, "--endpointslices", "EndpointSlice", "--nodes", "Node")?
         .iter()
         .enumerate()
         .map(|(i, s)| openapi::slice(&s.value, i).map_err(|e| in_file(&src, s, e)))
@@ -102,6 +103,34 @@ pub(super) fn read_inputs(
         None => None,
     };
     Ok((nodes, src.name, slices, service))
+}
+
+/// The objects of `src`, given with `flag` (which takes `kind`); when the file holds the other
+/// flag's kind instead, the error asks whether the two were swapped.
+fn objects_for<T>(
+    src: &Source,
+    flag: &str,
+    kind: &str,
+    other_flag: &str,
+    other_kind: &str,
+) -> anyhow::Result<Vec<Located<T>>>
+where
+    T: serde::de::DeserializeOwned + k8s_openapi::Resource,
+{
+    src.objects().map_err(|e| {
+        let kinds = src.kinds();
+        let holds_other = kinds
+            .iter()
+            .any(|k| k == other_kind || *k == format!("{other_kind}List"));
+        if holds_other && !kinds.iter().any(|k| k == kind) {
+            e.context(format!(
+                "{} holds {other_kind} objects, but {flag} takes {kind}s: did you swap {flag} and {other_flag}?",
+                src.name
+            ))
+        } else {
+            e
+        }
+    })
 }
 
 /// Reads the three files and builds the report. Every error is about the input.
@@ -191,20 +220,56 @@ pub fn build(
         .flat_map(|s| s.endpoints.iter().map(|e| EndpointRow::new(&s.name, e)))
         .collect();
     let (reachable_from, reachable_from_nodes) = reachability(nodes, &endpoints, policy);
+    let zone_cpu_ratios = outcomes
+        .first()
+        .and_then(|o| o.zone_cpu_ratios.clone())
+        .or_else(|| ratios_without_slices(nodes));
+    let ratios_missing_because = if zone_cpu_ratios.is_none() {
+        missing_node_information(nodes)
+    } else {
+        Vec::new()
+    };
     Ok(Report {
         service: key,
         mode: mode_name(mode),
-        zone_cpu_ratios: outcomes
-            .first()
-            .and_then(|o| o.zone_cpu_ratios.clone())
-            .or_else(|| ratios_without_slices(nodes)),
+        zone_cpu_ratios,
         hints_enabled: !outcomes.is_empty() && outcomes.iter().all(|o| o.hints_enabled),
         events: outcomes.into_iter().flat_map(|o| o.events).collect(),
         endpoints: rows,
         reachable_from,
         reachable_from_nodes,
+        ratios_missing_because,
         assumptions,
     })
+}
+
+/// What keeps the EndpointSlice controller from computing zone CPU ratios, node by node: a
+/// ready worker without a zone label or allocatable CPU (`topologycache.go` gives up on the
+/// whole cluster then), or fewer than two zones.
+pub(super) fn missing_node_information(nodes: &[Node]) -> Vec<String> {
+    let mut why = Vec::new();
+    let counted = nodes.iter().filter(|n| n.ready && !n.control_plane);
+    for n in counted.clone() {
+        if n.zone.as_deref().is_none_or(str::is_empty) {
+            why.push(format!(
+                "node {} has no topology.kubernetes.io/zone label",
+                n.name
+            ));
+        }
+        if n.allocatable_cpu_millis.is_none() {
+            why.push(format!("node {} has no allocatable CPU", n.name));
+        }
+    }
+    if why.is_empty() {
+        let zones: BTreeSet<&str> = counted.filter_map(|n| n.zone.as_deref()).collect();
+        if zones.len() < 2 {
+            why.push(format!(
+                "the ready worker nodes are in {} zone(s); ratios need two",
+                zones.len()
+            ));
+        }
+    }
+    why
 }
 
 fn ratios_without_slices(nodes: &[Node]) -> Option<BTreeMap<String, f64>> {

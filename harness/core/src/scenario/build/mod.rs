@@ -53,6 +53,17 @@ fn build(
     if !check_header(tree, problems) {
         return None;
     }
+    if variant_names.iter().any(|n| n == super::BASE_VARIANT) {
+        problems.at_key(
+            &FieldPath::root().key("variants"),
+            super::BASE_VARIANT,
+            format!(
+                "`{}` names the base document (`--variant {}`); give this variant another name",
+                super::BASE_VARIANT,
+                super::BASE_VARIANT
+            ),
+        );
+    }
     let mut doc = tree.to_json();
     let structure = schema::check(&doc, problems);
     problems.seal();

@@ -1,0 +1,87 @@
+//! `--set PATH=VALUE` and `--variant base` on the commands that read a scenario, and the tip an
+//! unknown flag gets: what a user types, the exit code and the words they get back.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn harness(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const FILE: &str = "scenarios/rollout-502.yaml";
+
+#[test]
+fn an_unknown_flag_that_is_a_scenario_value_points_at_set() {
+    let out = harness(&["run", FILE, "--duration", "10s"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(text.contains("unexpected argument '--duration'"), "{text}");
+    assert!(
+        text.contains("tip: to change the scenario's `load.duration` for this run, use `--set load.duration=10s`"),
+        "{text}"
+    );
+    assert!(!text.contains("use '-- --duration'"), "clap's own tip is replaced: {text}");
+}
+
+#[test]
+fn set_values_are_checked_like_the_file_and_named_in_problems() {
+    let out = harness(&["plan", FILE, "--set", "load.duration=10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.contains(&format!("{FILE}:50:13: load.duration: expected a duration"))
+            && text.contains("(the value comes from --set load.duration=10)"),
+        "{text}"
+    );
+    let out = harness(&["plan", FILE, "--set", "load.generators[nobody].rate=5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no entry of `load.generators` is named `nobody`; names there: alb-clients"),
+        "{}",
+        stderr(&out)
+    );
+    let out = harness(&["plan", FILE, "--set", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected PATH=VALUE"), "{}", stderr(&out));
+}
+
+#[test]
+fn set_changes_the_plan_and_base_selects_the_base_document() {
+    let out = harness(&[
+        "plan",
+        FILE,
+        "--variant",
+        "base",
+        "--set",
+        "load.generators[alb-clients].rate=5",
+        "--set",
+        "service.replicas=4",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["variant"], serde_json::Value::Null);
+    assert_eq!(plan["steps"][0]["pods"].as_object().unwrap().len(), 4);
+    let out = harness(&["plan", FILE, "--variant", "nope"]);
+    assert!(
+        stderr(&out).contains("variants are: incident, fixed, distroless, app-drain, and `base` for the base document"),
+        "{}",
+        stderr(&out)
+    );
+}
