@@ -237,6 +237,21 @@ fn flaps_count_transitions_only() {
         .value,
         Some(1.0)
     );
+    assert_eq!(
+        hint_flaps(&run, Window::whole(&run)).evidence,
+        "hints switched off at 1.5s (for 1.0s), on at 2.5s (for 1.5s, to the end)"
+    );
+}
+
+#[test]
+fn an_off_and_on_at_the_same_instant_is_no_flap() {
+    let mut run = run();
+    // One action removes the hints and a later step of it brings them back, both recorded
+    // at 1.5 s: one sync of the controller would have seen only the net state.
+    let at = run.events.iter().position(|e| e.t_s == 1.5).unwrap();
+    run.events.insert(at + 1, hints(1.5, true));
+    let m = hint_flaps(&run, Window::whole(&run));
+    assert_eq!(m.value, Some(0.0), "{}", m.evidence);
 }
 
 #[test]

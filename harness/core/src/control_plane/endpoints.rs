@@ -44,6 +44,8 @@ pub struct ServiceEndpoints {
     hints_enabled: bool,
     /// Zone → pods kube-proxy there would use for new connections.
     reachable: BTreeMap<String, Vec<String>>,
+    /// Ready endpoints when reachability was last recorded.
+    ready_recorded: Option<usize>,
     zones: Vec<String>,
 }
 
@@ -67,6 +69,7 @@ impl ServiceEndpoints {
             hints: BTreeMap::new(),
             hints_enabled: false,
             reachable: BTreeMap::new(),
+            ready_recorded: None,
             zones,
         }
     }
@@ -241,6 +244,10 @@ impl ServiceEndpoints {
             .iter()
             .filter(|e| e.conditions.ready == Some(true))
             .count();
+        // A change of the ready count alone is recorded too: "reach 2 of 4 ready pods" must not
+        // keep an old count when the reachable pods stay the same.
+        let ready_changed = self.ready_recorded != Some(ready_pods);
+        self.ready_recorded = Some(ready_pods);
         let mut out = Vec::new();
         for zone in self.zones.clone() {
             // A load generator is a client on some node of its zone, not on a pod's node.
@@ -257,7 +264,7 @@ impl ServiceEndpoints {
             .into_iter()
             .map(|e| e.address.clone())
             .collect();
-            if self.reachable.get(&zone) != Some(&usable) {
+            if ready_changed || self.reachable.get(&zone) != Some(&usable) {
                 out.push(EventKind::Reachability {
                     zone: zone.clone(),
                     pods: usable.clone(),
@@ -359,6 +366,32 @@ mod tests {
             reasons(&events)[0].starts_with("TopologyAwareHintsEnabled"),
             "{events:?}"
         );
+    }
+
+    #[test]
+    fn a_new_ready_count_is_recorded_even_when_the_reachable_pods_stay() {
+        let mut svc = incident();
+        for i in 5..=6 {
+            svc.upsert_pod(pod(&format!("pod-{i}"), "c-1", "c"));
+        }
+        // 6 endpoints at 0.5 / 0.5: 3 hinted for each zone.
+        let for_a = svc.reachable_from("a").to_vec();
+        assert_eq!(for_a.len(), 3);
+        // A seventh keeps zone a's three (it goes to c), yet zone a's count must follow.
+        svc.upsert_pod(PodRecord {
+            ready: false,
+            ..pod("pod-7", "c-1", "c")
+        });
+        let events = svc.set_pod_ready("pod-7", true);
+        assert_eq!(svc.reachable_from("a"), for_a.as_slice());
+        let counts: Vec<usize> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Reachability { ready_pods, .. } => Some(*ready_pods),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, vec![7, 7], "one per zone, with the new count: {events:?}");
     }
 
     #[test]

@@ -82,16 +82,14 @@ fn wall_bound(metric: Metric, threshold: Threshold, scale: TimeScale) -> f64 {
     }
 }
 
-/// One sentence for a failed expectation.
+/// One sentence for a failed expectation, its numbers in the metric's unit.
 pub fn explain_failure(result: &ExpectationResult) -> String {
-    let observed = result
-        .observed
-        .map(|v| format!("{v:.4}"))
-        .unwrap_or_else(|| "nothing".into());
+    let f = |v: f64| report::text::format_value(&result.metric, v);
+    let observed = result.observed.map(f).unwrap_or_else(|| "nothing".into());
     let bound = match (result.threshold.min, result.threshold.max) {
-        (Some(min), Some(max)) => format!("outside {min}..{max}"),
-        (Some(min), None) => format!("below the minimum {min}"),
-        (None, Some(max)) => format!("above the maximum {max}"),
+        (Some(min), Some(max)) => format!("outside {}..{}", f(min), f(max)),
+        (Some(min), None) => format!("below the minimum {}", f(min)),
+        (None, Some(max)) => format!("above the maximum {}", f(max)),
         (None, None) => "with no bound".into(),
     };
     format!(

@@ -157,14 +157,12 @@ fn control_plane_story(run: &RunData) -> Vec<String> {
             story.push(describe_state("at load start", hints_on, None, &reach));
             told_start = true;
         }
-        let mut changed = None;
+        // Changes at one instant count by their net effect (as `measure::hint_switches`).
+        let before = hints_on;
         let mut reason = None;
         for kind in &group {
             match kind {
                 EventKind::Hints { enabled, .. } => {
-                    if *enabled != hints_on {
-                        changed = Some(*enabled);
-                    }
                     hints_on = *enabled;
                 }
                 EventKind::Reachability {
@@ -180,10 +178,8 @@ fn control_plane_story(run: &RunData) -> Vec<String> {
                 _ => {}
             }
         }
-        if t >= 0.0
-            && let Some(on) = changed
-        {
-            story.push(describe_state(&format!("{t:.1}s"), on, reason, &reach));
+        if t >= 0.0 && hints_on != before {
+            story.push(describe_state(&format!("{t:.1}s"), hints_on, reason, &reach));
         }
     }
     if !told_start && !run.events.is_empty() {

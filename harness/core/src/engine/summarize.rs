@@ -11,6 +11,7 @@ use super::pod_views::{pod_destination, pod_load_balancer, pod_sources};
 use super::removals::removal_summaries;
 use super::series_views::{load_series, timeline_series};
 use crate::measure::{self, EventKind, RunData, Window};
+use crate::report::reconcile::natural_key;
 use crate::report::*;
 
 /// Facts about the run the summary needs besides its data.
@@ -45,6 +46,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     );
     let (mut sources, unattributed) = pod_sources(run);
     let mut pods = pods(run, &skew);
+    pods.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
     let mut balanced = pod_load_balancer(run);
     for pod in &mut pods {
         pod.source = sources.remove(&pod.name);

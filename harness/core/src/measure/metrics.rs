@@ -156,33 +156,64 @@ pub fn latency_p99(run: &RunData, window: Window) -> Measured {
     }
 }
 
-/// Transitions of the hints between enabled and disabled inside the window.
-pub fn hint_flaps(run: &RunData, window: Window) -> Measured {
+/// A change of the Service's topology hints between enabled and disabled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HintSwitch {
+    pub t_s: f64,
+    pub enabled: bool,
+}
+
+/// The hints' switches between enabled and disabled, one per instant: changes recorded at the
+/// same instant (one timeline action that deletes a pod and creates its replacement, say) are
+/// what one sync of the EndpointSlice controller would see, so only their net effect counts.
+pub fn hint_switches(run: &RunData) -> Vec<HintSwitch> {
+    let mut switches: Vec<HintSwitch> = Vec::new();
     let mut state: Option<bool> = None;
-    let mut flaps = 0u64;
-    let mut times = Vec::new();
-    for ev in &run.events {
-        if let EventKind::Hints { enabled, .. } = ev.kind {
-            if let Some(previous) = state
-                && previous != enabled
-                && window.has_instant(ev.t_s)
-            {
-                flaps += 1;
-                times.push(format!(
-                    "{} at {:.1}s",
-                    if enabled { "on" } else { "off" },
-                    ev.t_s
-                ));
+    let mut i = 0;
+    while i < run.events.len() {
+        let t = run.events[i].t_s;
+        let mut last = None;
+        while i < run.events.len() && run.events[i].t_s == t {
+            if let EventKind::Hints { enabled, .. } = run.events[i].kind {
+                last = Some(enabled);
+            }
+            i += 1;
+        }
+        if let Some(enabled) = last {
+            if state.is_some_and(|s| s != enabled) {
+                switches.push(HintSwitch { t_s: t, enabled });
             }
             state = Some(enabled);
         }
     }
+    switches
+}
+
+/// Switches of the hints between enabled and disabled in the window, each with how long the
+/// new state lasted.
+pub fn hint_flaps(run: &RunData, window: Window) -> Measured {
+    let switches = hint_switches(run);
+    let mut told = Vec::new();
+    for (i, s) in switches.iter().enumerate() {
+        if !window.has_instant(s.t_s) {
+            continue;
+        }
+        let lasted = match switches.get(i + 1) {
+            Some(next) => format!("for {:.1}s", next.t_s - s.t_s),
+            None => format!("for {:.1}s, to the end", (run.duration_s - s.t_s).max(0.0)),
+        };
+        told.push(format!(
+            "{} at {:.1}s ({lasted})",
+            if s.enabled { "on" } else { "off" },
+            s.t_s
+        ));
+    }
     Measured {
-        value: Some(flaps as f64),
-        evidence: if times.is_empty() {
+        value: Some(told.len() as f64),
+        evidence: if told.is_empty() {
             "hints never switched".into()
         } else {
-            format!("hints switched {}", times.join(", "))
+            format!("hints switched {}", told.join(", "))
         },
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::Summary;
 use super::reconcile::{Column, Side, columns, pod_rows, totals};
-use super::text::{disagreements, format_number, threshold_text, verdict_text};
+use super::text::{disagreements, observed_text, threshold_text, verdict_text};
 
 /// Renders the Markdown report for `summary`.
 pub fn render_markdown(summary: &Summary) -> String {
@@ -39,7 +39,7 @@ pub fn render_markdown(summary: &Summary) -> String {
     );
     for e in &summary.expectations {
         let mark = if e.passed { "✅ pass" } else { "❌ fail" };
-        let observed = e.observed.map(format_number).unwrap_or_else(|| "—".into());
+        let observed = observed_text(e);
         let _ = writeln!(
             md,
             "| {mark} | {} (`{}`) | {} | {observed} | {} |",

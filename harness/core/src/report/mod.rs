@@ -9,7 +9,7 @@ mod markdown;
 pub mod reconcile;
 pub mod summary;
 mod svg;
-mod text;
+pub mod text;
 mod timeline;
 
 use std::path::{Path, PathBuf};

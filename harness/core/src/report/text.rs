@@ -1,8 +1,65 @@
-//! Wording both reports share: numbers, thresholds, the verdict, the story lines of the
-//! explanation, and the sentences that spell out a pod's two sides when they disagree.
+//! Wording both reports share: numbers in their metric's unit, thresholds, the verdict, the
+//! story lines of the explanation, and the sentences that spell out a pod's two sides when
+//! they disagree.
 
 use super::reconcile::{PodRow, rejected_text, thousands, totals};
 use super::{ExpectationResult, Summary, Verdict};
+use crate::scenario::model::{Metric, MetricKind};
+
+/// The key the load generators use for responses no pod was named for (no `x-pod`): a load
+/// balancer's own 502/503/504, a proxy's error page.
+pub const NO_POD: &str = "unknown";
+
+/// How a pod key reads in a report: the responses without a pod get words.
+pub fn pod_label(name: &str) -> &str {
+    if name == NO_POD {
+        "no pod named (e.g. a load balancer's own 502)"
+    } else {
+        name
+    }
+}
+
+/// A value of `metric` (its name as in the scenario) in the metric's unit: rates as
+/// percentages (`2.78%`), latencies and other spans of time in ms or s (`27.8 ms`, `4.25 s`),
+/// counts as whole numbers, ratios with two decimals. A metric this build does not know is
+/// shown as a plain number.
+pub fn format_value(metric: &str, v: f64) -> String {
+    let kind = serde_json::from_value::<Metric>(serde_json::Value::String(metric.to_owned()))
+        .ok()
+        .map(Metric::kind);
+    match kind {
+        Some(MetricKind::Fraction) => format!("{}%", trim(v * 100.0, 2)),
+        Some(MetricKind::Ratio) => trim(v, 2),
+        Some(MetricKind::Count) => format!("{v:.0}"),
+        Some(MetricKind::Latency) => format_seconds(v),
+        None => format_number(v),
+    }
+}
+
+/// Seconds in the unit a reader expects: `27.8 ms`, `200 ms`, `4.25 s`, `3 min 5 s`.
+pub fn format_seconds(s: f64) -> String {
+    if s.abs() < 1.0 {
+        format!("{} ms", trim(s * 1000.0, 1))
+    } else if s.abs() < 60.0 {
+        format!("{} s", trim(s, 2))
+    } else {
+        let whole = s.round() as u64;
+        match whole % 60 {
+            0 => format!("{} min", whole / 60),
+            rest => format!("{} min {rest} s", whole / 60),
+        }
+    }
+}
+
+/// `v` with at most `decimals` decimals, trailing zeros dropped (`1.50` → `1.5`, `2.00` → `2`).
+fn trim(v: f64, decimals: usize) -> String {
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
 
 /// Whole numbers without decimals, others with four.
 pub fn format_number(v: f64) -> String {
@@ -13,16 +70,22 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
-/// `≤ 0.01`, `≥ 4`, `2 ≤ x ≤ 8`, or `—`.
+/// `≤ 1%`, `≥ 4`, `2 ≤ x ≤ 8`, `≤ 200 ms`, or `—`, in the metric's unit.
 pub fn threshold_text(e: &ExpectationResult) -> String {
+    let f = |v: f64| format_value(&e.metric, v);
     match (e.threshold.min, e.threshold.max) {
-        (Some(min), Some(max)) => {
-            format!("{} ≤ x ≤ {}", format_number(min), format_number(max))
-        }
-        (Some(min), None) => format!("≥ {}", format_number(min)),
-        (None, Some(max)) => format!("≤ {}", format_number(max)),
+        (Some(min), Some(max)) => format!("{} ≤ x ≤ {}", f(min), f(max)),
+        (Some(min), None) => format!("≥ {}", f(min)),
+        (None, Some(max)) => format!("≤ {}", f(max)),
         (None, None) => "—".into(),
     }
+}
+
+/// The observed value in the metric's unit, or `—` when nothing was measured.
+pub fn observed_text(e: &ExpectationResult) -> String {
+    e.observed
+        .map(|v| format_value(&e.metric, v))
+        .unwrap_or_else(|| "—".into())
 }
 
 /// `PASS`, `FAIL`, with `(partial run)` when cut short.
@@ -183,6 +246,27 @@ mod tests {
                     .to_string()
             ),
             "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn values_read_in_their_metric_unit() {
+        assert_eq!(format_value("latencyP99", 0.0278), "27.8 ms");
+        assert_eq!(format_value("latencyP99", 0.2), "200 ms");
+        assert_eq!(format_value("rolloutDuration", 4.2507), "4.25 s");
+        assert_eq!(format_value("timeToScaleUp", 185.0), "3 min 5 s");
+        assert_eq!(format_value("starvedPods", 2.0), "2");
+        assert_eq!(format_value("errorRate", 0.0123), "1.23%");
+        assert_eq!(format_value("errorRate", 0.0), "0%");
+        assert_eq!(format_value("skewMaxMean", 1.5), "1.5");
+        assert_eq!(format_value("ingressFutureMetric", 0.25), "0.2500");
+        let mut e = failing_summary().expectations[0].clone();
+        e.metric = "latencyP99".into();
+        e.threshold.max = Some(0.2);
+        e.observed = Some(0.0278);
+        assert_eq!(
+            (observed_text(&e), threshold_text(&e)),
+            ("27.8 ms".into(), "≤ 200 ms".into())
         );
     }
 

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::open_section;
 use crate::report::reconcile::natural_key;
+use crate::report::text::pod_label;
 use crate::report::svg::{
     Lane, LanesChart, Line, LineChart, PALETTE, Span, Unit, lanes_chart, line_chart,
 };
@@ -165,7 +166,7 @@ fn natural_order<T>(map: &BTreeMap<String, T>) -> Vec<(&String, &T)> {
 fn counts(map: &BTreeMap<String, Vec<u64>>) -> Vec<Line<'_>> {
     natural_order(map)
         .into_iter()
-        .map(|(pod, v)| Line::dense(pod, v.iter().map(|c| *c as f64)))
+        .map(|(pod, v)| Line::dense(pod_label(pod), v.iter().map(|c| *c as f64)))
         .collect()
 }
 

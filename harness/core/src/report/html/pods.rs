@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::open_section;
 use crate::report::reconcile::{Column, Side, columns, natural_key, pod_rows, thousands, totals};
+use crate::report::text::pod_label;
 use crate::report::{Summary, escape};
 
 const WINDOW_NOTE: &str = "Every side counts each pod's whole life, warm-up and drain \
@@ -155,7 +156,7 @@ pub fn heat_map(page: &mut String, s: &Summary) {
             .find(|p| p.name == pod)
             .map(|p| format!("<br><span class=\"evidence\">{}</span>", escape(&p.zone)))
             .unwrap_or_default();
-        format!("{}{zone}", escape(pod))
+        format!("{}{zone}", escape(pod_label(pod)))
     };
     let heat_cell = |page: &mut String, zone: &str, pod: &str| {
         let n = count(zone, pod);

@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use super::open_section;
 use crate::report::reconcile::pod_rows;
-use crate::report::text::{disagreements, format_number, story, threshold_text, verdict_text};
+use crate::report::text::{
+    disagreements, format_value, observed_text, story, threshold_text, verdict_text,
+};
 use crate::report::{Summary, Verdict, escape};
 
 /// `topology-skew — incident`.
@@ -56,7 +58,7 @@ pub fn explanation(page: &mut String, s: &Summary) {
     for e in failed {
         let observed = e
             .observed
-            .map(format_number)
+            .map(|v| format_value(&e.metric, v))
             .unwrap_or_else(|| "nothing measurable".into());
         let _ = write!(
             page,
@@ -102,7 +104,7 @@ pub fn expectations(page: &mut String, s: &Summary) {
         } else {
             ("fail", "✘ FAIL")
         };
-        let observed = e.observed.map(format_number).unwrap_or_else(|| "—".into());
+        let observed = observed_text(e);
         let _ = write!(
             page,
             "<tr class=\"{class}\" title=\"{}\"><td>{}</td><td><code>{}</code></td><td>{} <span class=\"evidence\">({:.1}s–{:.1}s)</span></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"result\">{mark}</td></tr>",
