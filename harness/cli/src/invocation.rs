@@ -100,7 +100,9 @@ mod tests {
         let inv = invocation(&RunSpec {
             file: Path::new("scenarios/my skew.yaml"),
             variant: Some("incident"),
-            overrides: &[harness_core::scenario::Override::parse("load.generators[a b].rate=5").unwrap()],
+            overrides: &[
+                harness_core::scenario::Override::parse("load.generators[a b].rate=5").unwrap(),
+            ],
             target: "local",
             seed: 7,
             time_scale: 0.1,

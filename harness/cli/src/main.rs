@@ -10,7 +10,6 @@ mod usage;
 
 use clap::{Parser, Subcommand};
 
-
 /// Reproduce Kubernetes traffic failures as assertable scenarios.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, about, long_about = None)]

@@ -196,7 +196,14 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
     assert_eq!(strings(&v["nodesWithoutZone"]), ["bare"]);
     // The text names the node; and without --as-is, the missing zone ratios name it too.
     let unlabelled = unlabelled.display().to_string();
-    let out = harness(&["hints", "--as-is", "--nodes", &unlabelled, "--endpointslices", &hinted]);
+    let out = harness(&[
+        "hints",
+        "--as-is",
+        "--nodes",
+        &unlabelled,
+        "--endpointslices",
+        &hinted,
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("node bare has no topology.kubernetes.io/zone label: kube-proxy there ignores zone hints"),
@@ -223,7 +230,14 @@ fn reach_counts_only_ready_endpoints() {
             ("10.0.3.23", false, false, false, None),
         ],
     );
-    let out = harness(&["hints", "--as-is", "--nodes", &nodes, "--endpointslices", &s]);
+    let out = harness(&[
+        "hints",
+        "--as-is",
+        "--nodes",
+        &nodes,
+        "--endpointslices",
+        &s,
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("a client in zone ap-northeast-2a reaches: 1 of 1 ready: 10.0.3.21"),

@@ -35,7 +35,10 @@ fn an_unknown_flag_that_is_a_scenario_value_points_at_set() {
         text.contains("tip: to change the scenario's `load.duration` for this run, use `--set load.duration=10s`"),
         "{text}"
     );
-    assert!(!text.contains("use '-- --duration'"), "clap's own tip is replaced: {text}");
+    assert!(
+        !text.contains("use '-- --duration'"),
+        "clap's own tip is replaced: {text}"
+    );
 }
 
 #[test]
@@ -51,13 +54,18 @@ fn set_values_are_checked_like_the_file_and_named_in_problems() {
     let out = harness(&["plan", FILE, "--set", "load.generators[nobody].rate=5"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("no entry of `load.generators` is named `nobody`; names there: alb-clients"),
+        stderr(&out)
+            .contains("no entry of `load.generators` is named `nobody`; names there: alb-clients"),
         "{}",
         stderr(&out)
     );
     let out = harness(&["plan", FILE, "--set", "nonsense"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("expected PATH=VALUE"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("expected PATH=VALUE"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -80,7 +88,9 @@ fn set_changes_the_plan_and_base_selects_the_base_document() {
     assert_eq!(plan["steps"][0]["pods"].as_object().unwrap().len(), 4);
     let out = harness(&["plan", FILE, "--variant", "nope"]);
     assert!(
-        stderr(&out).contains("variants are: incident, fixed, distroless, app-drain, and `base` for the base document"),
+        stderr(&out).contains(
+            "variants are: incident, fixed, distroless, app-drain, and `base` for the base document"
+        ),
         "{}",
         stderr(&out)
     );

@@ -180,8 +180,8 @@ fn an_unknown_variant_is_reported_with_the_base_problems() {
 #[test]
 fn base_selects_the_base_document_and_is_no_variant_name() {
     let with_variant = BASE.to_owned() + "variants:\n  fast: { load: { duration: 5s } }\n";
-    let base = harness_core::scenario::load_scenario_str(&with_variant, "x.yaml", Some("base"))
-        .unwrap();
+    let base =
+        harness_core::scenario::load_scenario_str(&with_variant, "x.yaml", Some("base")).unwrap();
     assert_eq!(base.selected_variant, None);
     assert_eq!(base.variant_names(), ["fast".to_string()]);
     let named_base = BASE.to_owned() + "variants:\n  base: {}\n";
@@ -200,9 +200,13 @@ fn overrides_replace_values_after_the_variant_and_problems_name_them() {
     use harness_core::scenario::{Override, load_scenario_str_with};
     let text = BASE.to_owned() + "variants:\n  fast: { load: { duration: 5s } }\n";
     let set = |o: &str| Override::parse(o).unwrap();
-    let s = load_scenario_str_with(&text, "x.yaml", Some("fast"), &[set("load.duration=7s")])
-        .unwrap();
-    assert_eq!(s.load.duration, std::time::Duration::from_secs(7), "the override wins");
+    let s =
+        load_scenario_str_with(&text, "x.yaml", Some("fast"), &[set("load.duration=7s")]).unwrap();
+    assert_eq!(
+        s.load.duration,
+        std::time::Duration::from_secs(7),
+        "the override wins"
+    );
     let e = load_scenario_str_with(&text, "x.yaml", None, &[set("load.duration=30")])
         .unwrap_err()
         .to_string();

@@ -16,7 +16,7 @@ use std::time::Duration;
 use harness_core::control_plane::cluster::{PodOp, PodRevision};
 use harness_core::engine::{TargetError, TimeScale};
 use harness_core::measure::{EventKind, TerminationStage};
-use harness_core::scenario::model::{PreStop, Scenario, Termination};
+use harness_core::scenario::model::{PreStop, Scenario, Termination, exec_runtime};
 use kube_model::workloads::termination::{self, TerminationSpec, termination_plan};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -405,34 +405,9 @@ fn kubelet_spec(t: &Termination) -> TerminationSpec {
     spec
 }
 
-/// How long an exec hook runs: `sleep N` sleeps N seconds; anything else returns at once.
-fn exec_runtime(command: &[String]) -> Duration {
-    let words: Vec<&str> = command.iter().flat_map(|w| w.split_whitespace()).collect();
-    words
-        .windows(2)
-        .find(|w| w[0].ends_with("sleep"))
-        .and_then(|w| w[1].parse::<f64>().ok())
-        .map(Duration::from_secs_f64)
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exec_hooks_run_for_their_sleep() {
-        let cmd = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            exec_runtime(&cmd(&["sleep", "30"])),
-            Duration::from_secs(30)
-        );
-        assert_eq!(
-            exec_runtime(&cmd(&["/bin/sh", "-c", "sleep 5"])),
-            Duration::from_secs(5)
-        );
-        assert_eq!(exec_runtime(&cmd(&["true"])), Duration::ZERO);
-    }
 
     #[test]
     fn kubelet_sees_unscaled_whole_seconds() {

@@ -44,12 +44,12 @@ pub fn run(args: PlanArgs) -> Outcome {
         ))
     })?;
     match args.output {
-        Format::Text => print!("{}", planned.to_text()),
-        Format::Json => println!(
-            "{}",
+        Format::Text => crate::output::print(&planned.to_text()),
+        Format::Json => crate::output::print(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&planned)
                 .map_err(|e| Failure::Infrastructure(e.into()))?
-        ),
+        )),
     }
     Ok(())
 }

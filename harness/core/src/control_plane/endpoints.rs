@@ -391,7 +391,11 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(counts, vec![7, 7], "one per zone, with the new count: {events:?}");
+        assert_eq!(
+            counts,
+            vec![7, 7],
+            "one per zone, with the new count: {events:?}"
+        );
     }
 
     #[test]

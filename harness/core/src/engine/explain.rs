@@ -179,7 +179,12 @@ fn control_plane_story(run: &RunData) -> Vec<String> {
             }
         }
         if t >= 0.0 && hints_on != before {
-            story.push(describe_state(&format!("{t:.1}s"), hints_on, reason, &reach));
+            story.push(describe_state(
+                &format!("{t:.1}s"),
+                hints_on,
+                reason,
+                &reach,
+            ));
         }
     }
     if !told_start && !run.events.is_empty() {

@@ -6,6 +6,8 @@ pub mod evaluate;
 pub mod exit;
 pub mod explain;
 pub mod plan;
+mod plan_text;
+mod plan_warnings;
 pub mod pod_views;
 pub mod rebuild;
 pub mod removals;

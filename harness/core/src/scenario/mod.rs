@@ -79,7 +79,9 @@ pub fn load_scenario_str_with(
     };
     let Some((_, patch)) = variants.iter().find(|(name, _)| name == selected) else {
         let known = if names.is_empty() {
-            format!("this file defines no variants (`--variant {BASE_VARIANT}` is the base document)")
+            format!(
+                "this file defines no variants (`--variant {BASE_VARIANT}` is the base document)"
+            )
         } else {
             format!(
                 "variants are: {}, and `{BASE_VARIANT}` for the base document",

@@ -17,7 +17,9 @@ pub use autoscaler::{
     Autoscaler, Behavior, PolicyKind, Reporter, ScalingPolicy, ScalingRules, SelectPolicy,
 };
 pub use load_balancer::{HealthCheck, LoadBalancer};
-pub use workload::{App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination};
+pub use workload::{
+    App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination, exec_runtime,
+};
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,9 +40,9 @@ impl Override {
     /// Parses `PATH=VALUE`; the value is read as a YAML scalar (`10s`, `4`, `true`, `"25%"`,
     /// `null` to remove the key, as in a variant).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let (path, value) = text.split_once('=').ok_or_else(|| {
-            format!("`{text}`: expected PATH=VALUE, e.g. load.duration=10s")
-        })?;
+        let (path, value) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}`: expected PATH=VALUE, e.g. load.duration=10s"))?;
         Self::new(path.trim(), value.trim())
     }
 
@@ -128,12 +128,21 @@ fn set(doc: &mut Node, o: &Override) -> Result<FieldPath, String> {
     let last = o.path.len() - 1;
     for (i, step) in o.path.iter().enumerate() {
         let here = path.to_string();
-        let at = |p: &str| if p.is_empty() { "the document".to_owned() } else { format!("`{p}`") };
+        let at = |p: &str| {
+            if p.is_empty() {
+                "the document".to_owned()
+            } else {
+                format!("`{p}`")
+            }
+        };
         match step {
             Step::Key(key) => {
                 let loc = node.loc;
                 let Value::Map(entries) = &mut node.value else {
-                    return Err(format!("{} is not a mapping, so it has no `{key}`", at(&here)));
+                    return Err(format!(
+                        "{} is not a mapping, so it has no `{key}`",
+                        at(&here)
+                    ));
                 };
                 if i == last && o.value == Value::Null {
                     entries.retain(|e| &e.key != key);
@@ -182,7 +191,11 @@ fn set(doc: &mut Node, o: &Override) -> Result<FieldPath, String> {
                                 .collect();
                             format!(
                                 "no entry of `{here}` is named `{name}`; names there: {}",
-                                if names.is_empty() { "(none)".into() } else { names.join(", ") }
+                                if names.is_empty() {
+                                    "(none)".into()
+                                } else {
+                                    names.join(", ")
+                                }
                             )
                         })?,
                     Step::Key(_) => unreachable!("handled above"),
@@ -192,10 +205,16 @@ fn set(doc: &mut Node, o: &Override) -> Result<FieldPath, String> {
             }
         }
     }
-    if matches!(node.value, Value::Map(ref e) if !e.is_empty()) || matches!(node.value, Value::Seq(_)) {
+    if matches!(node.value, Value::Map(ref e) if !e.is_empty())
+        || matches!(node.value, Value::Seq(_))
+    {
         return Err(format!(
             "`{path}` holds a {}, not a single value; set one of its fields",
-            if matches!(node.value, Value::Seq(_)) { "list" } else { "mapping" }
+            if matches!(node.value, Value::Seq(_)) {
+                "list"
+            } else {
+                "mapping"
+            }
         ));
     }
     // The value takes the place (and location) of the one it replaces.
@@ -263,7 +282,12 @@ fn walk(
         walk(root, items, format!("{prefix}[0]"), key, depth + 1, found);
     }
     for combinator in ["anyOf", "oneOf", "allOf"] {
-        for sub in node.get(combinator).and_then(|c| c.as_array()).into_iter().flatten() {
+        for sub in node
+            .get(combinator)
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+        {
             walk(root, sub, prefix.clone(), key, depth + 1, found);
         }
     }
@@ -299,7 +323,10 @@ mod tests {
         assert_eq!(json["load"]["generators"][0]["rate"], "max");
         assert_eq!(json["load"]["generators"][1]["rate"], 35.5);
         assert_eq!(json["service"]["sidecar"]["maxConcurrency"], 8);
-        assert!(json["service"].get("name").is_none(), "null removes, as in a variant");
+        assert!(
+            json["service"].get("name").is_none(),
+            "null removes, as in a variant"
+        );
     }
 
     #[test]
@@ -316,7 +343,9 @@ mod tests {
     fn finds_the_format_paths_a_key_names() {
         assert_eq!(paths_named("duration"), ["load.duration"]);
         assert!(paths_named("rate").contains(&"load.generators[0].rate".to_string()));
-        assert!(paths_named("maxConcurrency").contains(&"service.sidecar.maxConcurrency".to_string()));
+        assert!(
+            paths_named("maxConcurrency").contains(&"service.sidecar.maxConcurrency".to_string())
+        );
         assert!(paths_named("noSuchField").is_empty());
     }
 

@@ -60,7 +60,11 @@ impl Source {
         split_documents(&self.text)
             .iter()
             .filter_map(|doc| serde_saphyr::from_str::<Listed>(&doc.padded()).ok())
-            .flat_map(|doc| doc.kind.into_iter().chain(doc.items.into_iter().filter_map(|i| i.kind)))
+            .flat_map(|doc| {
+                doc.kind
+                    .into_iter()
+                    .chain(doc.items.into_iter().filter_map(|i| i.kind))
+            })
             .collect()
     }
 

@@ -76,17 +76,18 @@ pub(super) fn read_inputs(
     service: Option<&Path>,
 ) -> anyhow::Result<Inputs> {
     let src = Source::read(nodes)?;
-    let nodes: Vec<Node> = objects_for(&src, "--nodes", "Node", "--endpointslices", "EndpointSlice")?
-        .iter()
-        .map(|n| openapi::node(&n.value).map_err(|e| in_file(&src, n, e)))
-        .collect::<anyhow::Result<_>>()?;
+    let nodes: Vec<Node> =
+        objects_for(&src, "--nodes", "Node", "--endpointslices", "EndpointSlice")?
+            .iter()
+            .map(|n| openapi::node(&n.value).map_err(|e| in_file(&src, n, e)))
+            .collect::<anyhow::Result<_>>()?;
     let src = Source::read(slices)?;
     let slices: Vec<OwnedSlice> =
         objects_for(&src, "--endpointslices", "EndpointSlice", "--nodes", "Node")?
-        .iter()
-        .enumerate()
-        .map(|(i, s)| openapi::slice(&s.value, i).map_err(|e| in_file(&src, s, e)))
-        .collect::<anyhow::Result<_>>()?;
+            .iter()
+            .enumerate()
+            .map(|(i, s)| openapi::slice(&s.value, i).map_err(|e| in_file(&src, s, e)))
+            .collect::<anyhow::Result<_>>()?;
     let service = match service {
         Some(path) => {
             let svc_src = Source::read(path)?;

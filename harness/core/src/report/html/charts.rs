@@ -8,10 +8,10 @@ use std::fmt::Write;
 
 use super::open_section;
 use crate::report::reconcile::natural_key;
-use crate::report::text::pod_label;
 use crate::report::svg::{
     Lane, LanesChart, Line, LineChart, PALETTE, Span, Unit, lanes_chart, line_chart,
 };
+use crate::report::text::pod_label;
 use crate::report::{Series, Summary, escape};
 
 pub fn charts(page: &mut String, s: &Summary) {

@@ -90,6 +90,32 @@ pub enum PreStop {
     Exec(Vec<String>),
 }
 
+impl PreStop {
+    /// How long the hook holds the container before SIGTERM: a sleep its duration; an exec
+    /// hook as long as its command runs — `sleep N` N seconds — where the image has a shell,
+    /// and not at all where it has none (the hook fails at once).
+    pub fn holds_for(&self, image_has_shell: bool) -> Duration {
+        match self {
+            PreStop::None => Duration::ZERO,
+            PreStop::Sleep(d) => *d,
+            PreStop::Exec(command) if image_has_shell => exec_runtime(command),
+            PreStop::Exec(_) => Duration::ZERO,
+        }
+    }
+}
+
+/// How long an exec hook runs: `sleep N` (also inside `sh -c "…"`) sleeps N seconds; anything
+/// else returns at once.
+pub fn exec_runtime(command: &[String]) -> Duration {
+    let words: Vec<&str> = command.iter().flat_map(|w| w.split_whitespace()).collect();
+    words
+        .windows(2)
+        .find(|w| w[0].ends_with("sleep"))
+        .and_then(|w| w[1].parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .unwrap_or_default()
+}
+
 /// The service's own shutdown behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct App {
@@ -115,6 +141,31 @@ pub struct RolloutChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hooks_hold_the_container_as_long_as_they_run() {
+        let cmd = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            exec_runtime(&cmd(&["sleep", "30"])),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            exec_runtime(&cmd(&["/bin/sh", "-c", "sleep 5"])),
+            Duration::from_secs(5)
+        );
+        assert_eq!(exec_runtime(&cmd(&["true"])), Duration::ZERO);
+        let exec = PreStop::Exec(cmd(&["sleep", "30"]));
+        assert_eq!(exec.holds_for(true), Duration::from_secs(30));
+        assert_eq!(
+            exec.holds_for(false),
+            Duration::ZERO,
+            "no shell: fails at once"
+        );
+        assert_eq!(
+            PreStop::Sleep(Duration::from_secs(3)).holds_for(false),
+            Duration::from_secs(3)
+        );
+    }
 
     #[test]
     fn percentages_round_as_kubernetes_does() {
