@@ -37,7 +37,7 @@ fn waves(events: &[Value], rollout_start: f64) -> Vec<Vec<f64>> {
     let mut created: Vec<f64> = events
         .iter()
         .filter(|e| e["event"] == "pod")
-        .filter_map(|e| e["t_s"].as_f64().or_else(|| e["tS"].as_f64()))
+        .filter_map(|e| e["tS"].as_f64())
         .filter(|t| *t >= rollout_start)
         .collect();
     created.sort_by(f64::total_cmp);
@@ -58,7 +58,7 @@ fn a_rollout_of_six_pods_with_max_surge_two_takes_several_waves() {
     let started = events
         .iter()
         .find(|e| e["event"] == "rollout" && e["stage"] == "started")
-        .and_then(|e| e["t_s"].as_f64().or_else(|| e["tS"].as_f64()))
+        .and_then(|e| e["tS"].as_f64())
         .unwrap();
     let waves = waves(&events, started);
     // 8 pods at most (6 + 2), at least 5 available (6 − 1): 3 new pods and 1 old one gone,

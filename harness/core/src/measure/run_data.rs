@@ -55,32 +55,48 @@ pub struct PodRun {
     pub samples: Vec<PodSample>,
 }
 
-/// A scrape of one sidecar (counters are cumulative since the pod started).
+/// A scrape of one sidecar (counters are cumulative since the pod started). Written to
+/// `timeline.jsonl` in camelCase like `summary.json` (`tS`, `inFlight`); the snake_case names
+/// of timelines written before (`t_s`, `in_flight`) are read too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PodSample {
+    #[serde(rename = "tS", alias = "t_s")]
     pub t_s: f64,
     /// In the Service's endpoints (ready) at this moment.
     pub ready: bool,
+    #[serde(alias = "in_flight")]
     pub in_flight: u64,
+    #[serde(alias = "queue_depth")]
     pub queue_depth: u64,
     /// Requests that reached the sidecar (arrivals), cumulative.
     #[serde(default)]
     pub received: u64,
     pub admitted: u64,
+    #[serde(alias = "rejected_queue_full")]
     pub rejected_queue_full: u64,
+    #[serde(alias = "rejected_queue_timeout")]
     pub rejected_queue_timeout: u64,
 }
 
-/// Something the control plane (or the harness) did or saw, recorded at `t_s`.
+/// Something the control plane (or the harness) did or saw, recorded at `t_s` (`tS` in
+/// `timeline.jsonl`; `t_s` of older timelines is read too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedEvent {
+    #[serde(rename = "tS", alias = "t_s")]
     pub t_s: f64,
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
+/// The fields are camelCase in `timeline.jsonl` (`forZones`, `readyPods`); the snake_case
+/// names of older timelines are read too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "camelCase")]
+#[serde(
+    tag = "event",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum EventKind {
     /// A timeline action was applied.
     Action {
@@ -98,12 +114,14 @@ pub enum EventKind {
     /// The EndpointSlice's hints changed: whether enabled, and pod → forZones.
     Hints {
         enabled: bool,
+        #[serde(alias = "for_zones")]
         for_zones: BTreeMap<String, Vec<String>>,
     },
     /// Which pods kube-proxy in `zone` would send new connections to.
     Reachability {
         zone: String,
         pods: Vec<String>,
+        #[serde(alias = "ready_pods")]
         ready_pods: usize,
     },
     /// A pod entered or left the Service's ready endpoints.
@@ -129,7 +147,9 @@ pub enum EventKind {
     Autoscaler {
         current: u32,
         desired: u32,
+        #[serde(alias = "source_rps")]
         source_rps: f64,
+        #[serde(alias = "destination_rps")]
         destination_rps: f64,
     },
     /// Free text from the harness (warnings, notes).
@@ -191,14 +211,14 @@ mod tests {
                     pod: "pod-1".into(),
                     stage: TerminationStage::Sigkill,
                 },
-                r#"{"t_s":1.5,"event":"termination","pod":"pod-1","stage":"sigkill"}"#,
+                r#"{"tS":1.5,"event":"termination","pod":"pod-1","stage":"sigkill"}"#,
             ),
             (
                 EventKind::Rollout {
                     revision: 2,
                     stage: RolloutStage::Complete,
                 },
-                r#"{"t_s":1.5,"event":"rollout","revision":2,"stage":"complete"}"#,
+                r#"{"tS":1.5,"event":"rollout","revision":2,"stage":"complete"}"#,
             ),
             (
                 EventKind::KubeEvent {
@@ -207,7 +227,7 @@ mod tests {
                     message: "m".into(),
                     object: "pod/pod-1".into(),
                 },
-                r#"{"t_s":1.5,"event":"kubeEvent","type":"Warning","reason":"FailedPreStopHook","message":"m","object":"pod/pod-1"}"#,
+                r#"{"tS":1.5,"event":"kubeEvent","type":"Warning","reason":"FailedPreStopHook","message":"m","object":"pod/pod-1"}"#,
             ),
         ];
         for (kind, json) in cases {
@@ -215,5 +235,48 @@ mod tests {
             assert_eq!(serde_json::to_string(&event).unwrap(), json);
             assert_eq!(serde_json::from_str::<RecordedEvent>(json).unwrap(), event);
         }
+    }
+
+    /// One convention with summary.json (camelCase, `tS`), and timelines written before it
+    /// (snake_case, `t_s`) still read.
+    #[test]
+    fn fields_are_camel_case_and_old_snake_case_timelines_still_read() {
+        let event = RecordedEvent {
+            t_s: 2.0,
+            kind: EventKind::Reachability {
+                zone: "a".into(),
+                pods: vec!["pod-0".into()],
+                ready_pods: 3,
+            },
+        };
+        let json = r#"{"tS":2.0,"event":"reachability","zone":"a","pods":["pod-0"],"readyPods":3}"#;
+        assert_eq!(serde_json::to_string(&event).unwrap(), json);
+        let old =
+            r#"{"t_s":2.0,"event":"reachability","zone":"a","pods":["pod-0"],"ready_pods":3}"#;
+        assert_eq!(serde_json::from_str::<RecordedEvent>(old).unwrap(), event);
+        let old_hpa = r#"{"t_s":1.0,"event":"autoscaler","current":4,"desired":6,"source_rps":200.0,"destination_rps":12.0}"#;
+        assert!(matches!(
+            serde_json::from_str::<RecordedEvent>(old_hpa).unwrap().kind,
+            EventKind::Autoscaler {
+                source_rps: 200.0,
+                destination_rps: 12.0,
+                ..
+            }
+        ));
+        let old_sample = r#"{"t_s":0.5,"ready":true,"in_flight":1,"queue_depth":2,"received":4,"admitted":3,"rejected_queue_full":0,"rejected_queue_timeout":1}"#;
+        let sample: PodSample = serde_json::from_str(old_sample).unwrap();
+        assert_eq!(
+            (
+                sample.t_s,
+                sample.in_flight,
+                sample.queue_depth,
+                sample.rejected_queue_timeout
+            ),
+            (0.5, 1, 2, 1)
+        );
+        let new = serde_json::to_value(&sample).unwrap();
+        assert_eq!(new["tS"], 0.5);
+        assert_eq!(new["inFlight"], 1);
+        assert_eq!(new["rejectedQueueTimeout"], 1);
     }
 }

@@ -161,9 +161,10 @@ pub struct PodSummary {
     /// requests ÷ all requests.
     pub share: f64,
     pub starved: bool,
-    /// Requests the pod's sidecar admitted (destination side).
+    /// Requests the pod's sidecar admitted (destination side), over the pod's whole life:
+    /// the warm-up included, unlike `requests`.
     pub admitted: u64,
-    /// Sidecar rejections by reason (queue_full, queue_timeout).
+    /// Sidecar rejections by reason (queue_full, queue_timeout), over the pod's whole life.
     pub rejected: BTreeMap<String, u64>,
     pub max_in_flight: u64,
     pub max_queue_depth: u64,

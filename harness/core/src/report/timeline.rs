@@ -74,6 +74,7 @@ mod tests {
         let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["endpoint", "sample", "note"]);
         assert_eq!(lines[1]["pod"], "pod-0");
-        assert_eq!(lines[1]["in_flight"], 2);
+        assert_eq!(lines[1]["inFlight"], 2);
+        assert_eq!(lines[0]["tS"], 0.5);
     }
 }

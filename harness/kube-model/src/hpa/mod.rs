@@ -23,7 +23,7 @@
 //! samples for pods outside the selector; metric timestamps; `scaleTargetRef` selector
 //! validation and multiple-HPA detection. See each file for the exact upstream functions.
 //!
-//! The incident this serves (`/work/shared/incidents` §3): a Pods metric counted at the
+//! The incident this serves (docs/incidents.md §3): a Pods metric counted at the
 //! destination is the average over *all* running pods, ready or not, of what each pod
 //! processed. When pods fail readiness under a surge they leave the endpoints, stop receiving
 //! requests and report (nearly) nothing; the average falls while demand stays high, so the HPA

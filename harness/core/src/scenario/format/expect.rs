@@ -68,7 +68,8 @@ pub enum MetricName {
     HintFlaps,
     /// The highest per-pod in-flight count over the sidecar's `maxConcurrency` (0 to 1).
     MaxSaturation,
-    /// Requests the sidecar rejected (queue full or queue timeout) over all attempts.
+    /// Requests the sidecars rejected (queue full or queue timeout) over the requests they
+    /// admitted or rejected.
     RejectedRate,
     /// Failed attempts among requests sent to pods inside their termination window (from the
     /// pod's deletion until it is gone), over all requests sent in those windows.

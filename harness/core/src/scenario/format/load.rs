@@ -37,7 +37,8 @@ pub struct GeneratorSpec {
     /// `"max"` (closed-loop, as fast as the connections allow), or a ramp `"from:to"` that
     /// changes linearly from `from` to `to` over the load duration.
     pub rate: RateText,
-    /// The number of client connections requests are spread over.
+    /// The number of client connections: with `keepAlive` the connections requests are spread
+    /// over; with `perRequest` the most open at once.
     #[serde(default = "sixteen")]
     #[schemars(range(min = 1))]
     pub connections: u32,
