@@ -1,15 +1,11 @@
 //! `--set PATH=VALUE` and `--variant base` on the commands that read a scenario, and the tip an
 //! unknown flag gets: what a user types, the exit code and the words they get back.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::{Command, Output};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use support::workspace_root;
 
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_harness"))

@@ -49,7 +49,7 @@ enum PodState {
     /// before that).
     Starting(CancellationToken),
     /// Its processes run.
-    Running(PodProcesses),
+    Running(Box<PodProcesses>),
     /// Its processes could not be started (the failure is kept for the engine).
     Failed,
 }
@@ -239,7 +239,8 @@ impl PodManager {
             s.known_addrs.insert(pod.clone(), processes.addr);
             s.sync_proxies();
         }
-        if let Some(mut processes) = self.settle_start(&pod, PodState::Running(processes)) {
+        if let Some(mut processes) = self.settle_start(&pod, PodState::Running(Box::new(processes)))
+        {
             // Deleted in the meantime: take it down again.
             stop.cancel();
             lock(&i.probers).remove(&pod);
@@ -263,7 +264,7 @@ impl PodManager {
             None
         } else {
             match state {
-                PodState::Running(processes) => Some(processes),
+                PodState::Running(processes) => Some(*processes),
                 _ => None,
             }
         }
@@ -283,7 +284,7 @@ impl PodManager {
         // First, so that a start finishing meanwhile sees the deletion (or is seen by it).
         let state = lock(&i.pods).remove(&pod);
         let mut processes = match state {
-            Some(PodState::Running(processes)) => processes,
+            Some(PodState::Running(processes)) => *processes,
             // Its start task sees the cancellation and reports the pod gone.
             Some(PodState::Starting(cancel)) => {
                 cancel.cancel();
@@ -354,7 +355,7 @@ impl PodManager {
         let pods: Vec<PodProcesses> = std::mem::take(&mut *lock(&i.pods))
             .into_values()
             .filter_map(|state| match state {
-                PodState::Running(processes) => Some(processes),
+                PodState::Running(processes) => Some(*processes),
                 PodState::Starting(cancel) => {
                     cancel.cancel();
                     None

@@ -257,10 +257,10 @@ fn walk(
     if depth > 12 {
         return;
     }
-    if let Some(target) = node.get("$ref").and_then(|r| r.as_str()) {
-        if let Some(resolved) = root.pointer(target.trim_start_matches('#')) {
-            walk(root, resolved, prefix.clone(), key, depth + 1, found);
-        }
+    if let Some(target) = node.get("$ref").and_then(|r| r.as_str())
+        && let Some(resolved) = root.pointer(target.trim_start_matches('#'))
+    {
+        walk(root, resolved, prefix.clone(), key, depth + 1, found);
     }
     if let Some(props) = node.get("properties").and_then(|p| p.as_object()) {
         for (name, sub) in props {

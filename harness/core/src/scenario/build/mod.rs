@@ -233,14 +233,14 @@ fn decode<T: DeserializeOwned>(
     )
 }
 
-/// Decodes each entry of a top-level list on its own, keeping its index; entries that cannot
-/// be decoded are left out (their problems are already reported).
-fn decode_each<T: DeserializeOwned>(
-    doc: &Json,
+/// Each entry of a top-level list decoded on its own, with its index and raw value (`None`:
+/// it cannot be decoded; its problems are reported). `None` when the key holds no list.
+fn decode_items<'d, T: DeserializeOwned>(
+    doc: &'d Json,
     key: &str,
     structure: &Structure,
     problems: &mut Problems<'_>,
-) -> Option<Vec<(usize, T)>> {
+) -> Option<Vec<(usize, &'d Json, Option<T>)>> {
     let path = FieldPath::root().key(key);
     let items = match doc.get(key) {
         None => return Some(Vec::new()),
@@ -250,11 +250,32 @@ fn decode_each<T: DeserializeOwned>(
     let decoded = items
         .iter()
         .enumerate()
-        .filter_map(|(i, item)| {
-            decode_at(item, &path.index(i), structure, problems).map(|v| (i, v))
+        .map(|(i, item)| {
+            (
+                i,
+                item,
+                decode_at(item, &path.index(i), structure, problems),
+            )
         })
         .collect();
     Some(decoded)
+}
+
+/// Decodes each entry of a top-level list on its own, keeping its index; entries that cannot
+/// be decoded are left out (their problems are already reported).
+fn decode_each<T: DeserializeOwned>(
+    doc: &Json,
+    key: &str,
+    structure: &Structure,
+    problems: &mut Problems<'_>,
+) -> Option<Vec<(usize, T)>> {
+    let items = decode_items(doc, key, structure, problems)?;
+    Some(
+        items
+            .into_iter()
+            .filter_map(|(i, _, decoded)| decoded.map(|v| (i, v)))
+            .collect(),
+    )
 }
 
 /// Decodes an optional top-level key: `Some(None)` when it is absent, `None` when it cannot be
@@ -279,21 +300,13 @@ fn decode_timeline(
     structure: &Structure,
     problems: &mut Problems<'_>,
 ) -> Option<Vec<timeline::Entry>> {
-    let path = FieldPath::root().key("timeline");
-    let items = match doc.get("timeline") {
-        None => return Some(Vec::new()),
-        Some(Json::Array(items)) => items,
-        Some(_) => return None,
-    };
+    let items = decode_items(doc, "timeline", structure, problems)?;
     let entries = items
-        .iter()
-        .enumerate()
-        .map(
-            |(i, item)| match decode_at(item, &path.index(i), structure, problems) {
-                Some(entry) => timeline::Entry::Read(Box::new(entry)),
-                None => timeline::Entry::Unreadable(item.clone()),
-            },
-        )
+        .into_iter()
+        .map(|(_, raw, decoded)| match decoded {
+            Some(entry) => timeline::Entry::Read(Box::new(entry)),
+            None => timeline::Entry::Unreadable(raw.clone()),
+        })
         .collect();
     Some(entries)
 }
