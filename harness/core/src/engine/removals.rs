@@ -30,7 +30,8 @@ pub fn removal_summaries(removals: &[Removal]) -> Vec<RemovalSummary> {
             }
             .into(),
             open_connections: r.open_connections,
-            via_load_balancer: r.via_load_balancer,
+            load_balancer_sent: r.load_balancer.map(|l| l.sent),
+            load_balancer_failed: r.load_balancer.map(|l| l.failed),
         })
         .collect()
 }
@@ -78,17 +79,20 @@ fn sentence(r: &Removal) -> String {
         RemovalCause::NotReady => "not ready",
         RemovalCause::Deleted => "deleted",
     };
-    let verb = match r.counted_at {
-        CountedAt::Sidecar => "reached it",
-        CountedAt::Responses => "were answered by it",
+    let one = r.reached == 1;
+    let verb = match (r.counted_at, one) {
+        (CountedAt::Sidecar, _) => "reached it",
+        (CountedAt::Responses, true) => "was answered by it",
+        (CountedAt::Responses, false) => "were answered by it",
     };
     let until = match (r.to_s, r.cause) {
         (Some(t), RemovalCause::NotReady) => format!("until it was ready again at {t:.1}s"),
         (Some(t), RemovalCause::Deleted) => format!("until it was gone at {t:.1}s"),
         (None, _) => "until the end of the run".into(),
     };
+    let requests = if one { "request" } else { "requests" };
     let mut line = format!(
-        "{} left the endpoints at {:.1}s ({why}) and {} more requests {verb} {until}",
+        "{} left the endpoints at {:.1}s ({why}) and {} more {requests} {verb} {until}",
         r.pod,
         r.from_s,
         thousands(r.reached)
@@ -101,10 +105,12 @@ fn sentence(r: &Removal) -> String {
         )),
         _ => {}
     }
-    if let Some(lb) = r.via_load_balancer.filter(|n| *n > 0) {
+    if let Some(lb) = r.load_balancer.filter(|l| l.sent > 0) {
         line.push_str(&format!(
-            "; the load balancer sent it {} of them before it deregistered the pod",
-            thousands(lb)
+            "; meanwhile the load balancer, which had not deregistered it yet, sent it {} \
+             requests ({} failed)",
+            thousands(lb.sent),
+            thousands(lb.failed)
         ));
     }
     line
@@ -123,7 +129,7 @@ mod tests {
             reached,
             counted_at: CountedAt::Sidecar,
             open_connections: open,
-            via_load_balancer: None,
+            load_balancer: None,
         }
     }
 
@@ -142,6 +148,25 @@ mod tests {
         );
         assert!(story[1].starts_with("kube-proxy steers only new connections"));
         assert!(removal_story(&[removal("pod-3", 0, None)]).is_empty());
+    }
+
+    #[test]
+    fn a_deleted_pod_behind_a_load_balancer_counts_answers_and_what_the_lb_sent() {
+        let r = Removal {
+            cause: RemovalCause::Deleted,
+            to_s: Some(3.7),
+            counted_at: CountedAt::Responses,
+            load_balancer: Some(crate::measure::LbSent { sent: 8, failed: 6 }),
+            ..removal("pod-1", 1, None)
+        };
+        assert_eq!(
+            removal_story(&[r]),
+            [
+                "pod-1 left the endpoints at 10.0s (deleted) and 1 more request was answered by it \
+              until it was gone at 3.7s; meanwhile the load balancer, which had not deregistered \
+              it yet, sent it 8 requests (6 failed)"
+            ]
+        );
     }
 
     #[test]

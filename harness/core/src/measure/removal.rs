@@ -44,8 +44,16 @@ pub struct Removal {
     /// Connections kube-proxy's forwarders held open to it when it left (where the target
     /// records them).
     pub open_connections: Option<u64>,
-    /// Of `reached`, what a load balancer sent it (where there is one).
-    pub via_load_balancer: Option<u64>,
+    /// What a load balancer sent it meanwhile, and how many of those failed (where there is
+    /// one). Requests it sent to a pod that no longer accepted them fail without reaching it.
+    pub load_balancer: Option<LbSent>,
+}
+
+/// Requests a load balancer sent to a pod, and the failed ones among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LbSent {
+    pub sent: u64,
+    pub failed: u64,
 }
 
 /// Every removal of the run, in time order.
@@ -109,7 +117,7 @@ fn start(pod: &str, cause: RemovalCause, t: f64) -> Removal {
         reached: 0,
         counted_at: CountedAt::Responses,
         open_connections: None,
-        via_load_balancer: None,
+        load_balancer: None,
     }
 }
 
@@ -138,13 +146,16 @@ fn count(run: &RunData, r: &mut Removal) {
         }
     }
     if !run.lb.is_empty() {
-        let sent: u64 = run
+        let mut lb = LbSent { sent: 0, failed: 0 };
+        for b in run
             .lb
             .iter()
             .filter(|b| b.pod == r.pod && b.t_s + b.width_s > r.from_s && b.t_s < to_s)
-            .map(|b| b.requests)
-            .sum();
-        r.via_load_balancer = Some(sent);
+        {
+            lb.sent += b.requests;
+            lb.failed += b.failed;
+        }
+        r.load_balancer = Some(lb);
     }
 }
 
@@ -257,7 +268,7 @@ mod tests {
         assert_eq!(r[0].counted_at, CountedAt::Sidecar);
         assert_eq!((r[1].cause, r[1].reached), (RemovalCause::Deleted, 300));
         assert_eq!(r[1].open_connections, None);
-        assert_eq!(r[1].via_load_balancer, None);
+        assert_eq!(r[1].load_balancer, None);
     }
 
     #[test]
@@ -328,8 +339,8 @@ mod tests {
         assert_eq!((r[0].reached, r[0].to_s), (35, None));
         assert_eq!(r[0].counted_at, CountedAt::Responses);
         assert_eq!(
-            r[0].via_load_balancer,
-            Some(7),
+            r[0].load_balancer,
+            Some(LbSent { sent: 7, failed: 4 }),
             "buckets overlapping the removal"
         );
     }

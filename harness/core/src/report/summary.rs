@@ -83,8 +83,12 @@ pub struct RemovalSummary {
     pub counted_at: String,
     /// Connections kube-proxy still held open to it when it left; null where unknown.
     pub open_connections: Option<u64>,
-    /// Of `reached`, what the load balancer sent it; null without one.
-    pub via_load_balancer: Option<u64>,
+    /// What the load balancer sent it meanwhile (answered or not); null without one.
+    #[serde(default)]
+    pub load_balancer_sent: Option<u64>,
+    /// Of those, the failed ones (a pod that no longer accepts fails them without seeing them).
+    #[serde(default)]
+    pub load_balancer_failed: Option<u64>,
 }
 
 /// How a run was started.
