@@ -1,9 +1,13 @@
-//! The kind target's building blocks that do not depend on the engine: the multi-zone kind
-//! cluster a scenario needs ([`cluster`], rendered by [`config`]), the pinned node image and tool
-//! versions ([`pins`]), the kubelet's self-label rules ([`labels`]), one wrapper for every `kind`
-//! and `docker` subprocess ([`exec`]), the cluster lifecycle commands ([`lifecycle`]), and the
-//! workload images ([`images`]). See docs/kind-target.md.
+//! The kind target: the multi-zone kind cluster a scenario needs ([`cluster`], rendered by
+//! [`config`]), the pinned node image and tool versions ([`pins`]), the kubelet's self-label
+//! rules ([`labels`]), one wrapper for every `kind` and `docker` subprocess ([`exec`]), the
+//! cluster lifecycle commands ([`lifecycle`]), the workload images ([`images`]), the run's
+//! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
+//! they write ([`watch`], [`observer`]), the model check ([`agreement`]) and the engine's
+//! `Target` on kind ([`target`]). See docs/kind-target.md.
 
+pub mod agreement;
+pub mod api;
 pub mod cluster;
 pub mod config;
 pub mod exec;
@@ -11,7 +15,12 @@ pub mod host;
 pub mod images;
 pub mod labels;
 pub mod lifecycle;
+pub mod manifests;
+pub mod observer;
 pub mod pins;
+pub mod target;
 pub mod tools;
+pub mod watch;
 
 pub use cluster::{ClusterPlan, PlanError};
+pub use target::{ClusterMode, KindOptions, KindTarget};

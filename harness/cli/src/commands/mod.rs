@@ -3,6 +3,7 @@
 pub mod hints;
 pub mod images;
 pub mod kind_config;
+mod kind_plan;
 pub mod plan;
 pub mod report;
 pub mod run;

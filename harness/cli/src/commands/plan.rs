@@ -1,6 +1,9 @@
 //! `harness plan FILE`: what a run would do — pod placement, zone CPU ratios, hints and the
 //! pods each zone's clients reach, at load start and after each timeline action — predicted on
-//! the control-plane models without starting anything.
+//! the control-plane models without starting anything. With `--target kind --output-dir DIR`
+//! it also writes the kind cluster config and every object the run would apply, in apply
+//! order (`kind-config.yaml`, `manifests.yaml` and one numbered file per object), starting
+//! nothing.
 
 use std::path::PathBuf;
 
@@ -26,6 +29,25 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
+    /// `kind`: also write the kind config and the run's manifests (needs --output-dir).
+    #[arg(long, value_enum, default_value_t = crate::commands::run::TargetName::Local)]
+    pub target: crate::commands::run::TargetName,
+    /// With --target kind: the directory to write the kind config and manifests to.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// With --target kind: the host's CPUs (default: this machine's online CPUs).
+    #[arg(long, value_name = "N")]
+    pub host_cpus: Option<u32>,
+    /// With --target kind: the image list `make images` wrote.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "target/harness-images.json"
+    )]
+    pub images: PathBuf,
+    /// With --target kind: the run id the objects are labelled with.
+    #[arg(long, default_value = "plan")]
+    pub run_id: String,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -37,6 +59,22 @@ pub enum Format {
 pub fn run(args: PlanArgs) -> Outcome {
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
+    match (args.target, &args.output_dir) {
+        (crate::commands::run::TargetName::Kind, Some(dir)) => {
+            super::kind_plan::write(&args, &scenario, dir)?
+        }
+        (crate::commands::run::TargetName::Kind, None) => {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--target kind: pass --output-dir DIR, where the kind config and the manifests are written"
+            )));
+        }
+        (_, Some(_)) => {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--output-dir writes the kind target's files: add --target kind"
+            )));
+        }
+        _ => {}
+    }
     let planned = plan(&scenario, args.seed).map_err(|e| {
         Failure::InvalidInput(anyhow!(
             "{}: the service's pods cannot be scheduled: {e}",

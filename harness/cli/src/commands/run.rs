@@ -9,6 +9,8 @@ use anyhow::{Context, anyhow};
 use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
+use harness_kind::exec::Toolbox;
+use harness_kind::target::{KindOptions, KindTarget, choose_mode};
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +23,9 @@ pub struct RunArgs {
     /// The scenario file.
     pub file: PathBuf,
     /// Where to run. `local`: the workload binaries on loopback with a modelled control
-    /// plane. The harness never falls back to another target.
+    /// plane. `kind`: a kind cluster in Docker (created as `harness-<scenario>` and deleted at
+    /// the end, unless --cluster or --keep), with Kubernetes' own controllers. The harness
+    /// never falls back to another target.
     #[arg(long, value_enum, default_value_t = TargetName::Local)]
     pub target: TargetName,
     /// Apply this variant (see the file's `variants`); `base` is the base document.
@@ -51,11 +55,94 @@ pub struct RunArgs {
     /// them; on the local target they end with the harness process).
     #[arg(long)]
     pub keep: bool,
+    #[command(flatten)]
+    pub kind: KindFlags,
+}
+
+/// The flags of `--target kind`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KindFlags {
+    /// kind: reuse this cluster, created by the harness earlier (`harness-*`; see `kind get
+    /// clusters`); it is not deleted at the end. The fast way to iterate.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// kind: the kubeconfig context to use. Only `kind-harness-*` contexts, unless
+    /// --allow-existing-cluster.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// kind: run in the existing cluster of --context (e.g. a staging cluster): the cluster is
+    /// never created or deleted, only the run's namespace; node actions need --may-touch-nodes.
+    #[arg(long)]
+    pub allow_existing_cluster: bool,
+    /// kind, with --allow-existing-cluster: the scenario may stop kubelets and delete or relabel
+    /// Nodes of that cluster.
+    #[arg(long)]
+    pub may_touch_nodes: bool,
+    /// kind: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// kind: the CPUs every kind node reports (default: this machine's online CPUs; under
+    /// Docker Desktop, `docker info --format '{{.NCPU}}'`).
+    #[arg(long, value_name = "N")]
+    pub host_cpus: Option<u32>,
+    /// kind: the image list `make images` wrote.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "target/harness-images.json"
+    )]
+    pub images: PathBuf,
+}
+
+impl KindFlags {
+    /// The kind-only flags given, for refusing them on another target.
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        for (set, flag) in [
+            (self.cluster.is_some(), "--cluster"),
+            (self.context.is_some(), "--context"),
+            (self.allow_existing_cluster, "--allow-existing-cluster"),
+            (self.may_touch_nodes, "--may-touch-nodes"),
+            (self.kubeconfig.is_some(), "--kubeconfig"),
+            (self.host_cpus.is_some(), "--host-cpus"),
+        ] {
+            if set {
+                given.push(flag);
+            }
+        }
+        given
+    }
+
+    /// The kind target's options, refusing contexts that are not the harness's (exit 2).
+    fn options(&self) -> Result<KindOptions, Failure> {
+        let mode = choose_mode(
+            self.cluster.as_deref(),
+            self.context.as_deref(),
+            self.allow_existing_cluster,
+        )
+        .map_err(|e| Failure::InvalidInput(e.into()))?;
+        if self.may_touch_nodes && !self.allow_existing_cluster {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--may-touch-nodes is for --allow-existing-cluster; clusters the harness created are always its to change"
+            )));
+        }
+        Ok(KindOptions {
+            mode,
+            kubeconfig: self.kubeconfig.clone(),
+            host_cpus: self
+                .host_cpus
+                .unwrap_or_else(harness_kind::host::online_cpus),
+            images: self.images.clone(),
+            tools: Toolbox::new(),
+            may_touch_nodes: self.may_touch_nodes,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetName {
     Local,
+    Kind,
 }
 
 impl TargetName {
@@ -63,6 +150,7 @@ impl TargetName {
     pub fn as_str(self) -> &'static str {
         match self {
             TargetName::Local => "local",
+            TargetName::Kind => "kind",
         }
     }
 }
@@ -70,6 +158,19 @@ impl TargetName {
 pub fn run(args: RunArgs) -> Outcome {
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
+    let kind_options = match args.target {
+        TargetName::Kind => Some(args.kind.options()?),
+        TargetName::Local => {
+            let given = args.kind.given();
+            if !given.is_empty() {
+                return Err(Failure::InvalidInput(anyhow!(
+                    "{} only apply to --target kind",
+                    given.join(", ")
+                )));
+            }
+            None
+        }
+    };
     let time_scale =
         TimeScale::new(args.time_scale.unwrap_or(scenario.time_scale)).map_err(|e| {
             Failure::InvalidInput(anyhow!(
@@ -102,10 +203,24 @@ pub fn run(args: RunArgs) -> Outcome {
     let mut outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
-        let mut target = LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
         let progress = Console::new(args.progress);
         let options = RunOptions { keep: args.keep };
-        let result = engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
+        let result = match kind_options {
+            None => {
+                let mut target =
+                    LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
+                engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await
+            }
+            Some(kind) => {
+                let mut target = KindTarget::new(kind);
+                let result =
+                    engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
+                result.map(|mut outcome| {
+                    outcome.summary.model_agreement = target.model_agreement().cloned();
+                    outcome
+                })
+            }
+        };
         progress.finish();
         watcher.abort();
         result.map_err(|e| match e.exit_status() {

@@ -62,6 +62,45 @@ pub struct Summary {
     /// them or was gone.
     #[serde(default)]
     pub removals: Vec<RemovalSummary>,
+    /// On a cluster target: whether the real EndpointSlice controller's hints agreed with
+    /// kube-model's at each change of the Service's EndpointSlices; null on the local target.
+    #[serde(default)]
+    pub model_agreement: Option<ModelAgreement>,
+}
+
+/// The real controller's hints against kube-model's, at every EndpointSlice change of a run
+/// on a cluster: each check feeds the Nodes and EndpointSlices the watchers held at that
+/// moment to the model (`kube_model::reconcile::compute_hints`) and compares the hints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelAgreement {
+    /// Changes checked.
+    pub checks: u32,
+    /// Of those, the ones where the model agreed.
+    pub agreed: u32,
+    /// Every check, in time order.
+    pub changes: Vec<AgreementCheck>,
+}
+
+/// One comparison of real and modelled hints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgreementCheck {
+    /// Seconds from the load start (negative during the warm-up and deploy).
+    pub t_s: f64,
+    pub agreed: bool,
+    /// Whether any endpoint of the real slices carries a zone hint.
+    pub real_hints: bool,
+    /// Whether any endpoint carries one after the model's reconcile.
+    pub model_hints: bool,
+    /// Zone → ready endpoints hinted for it, in the real slices.
+    pub real_per_zone: BTreeMap<String, u64>,
+    /// The same after the model's reconcile.
+    pub model_per_zone: BTreeMap<String, u64>,
+    /// Reasons of the Events the model's reconcile would record.
+    pub model_events: Vec<String>,
+    /// Each zone's share of allocatable CPU as the model computed it (null: no ratios).
+    pub zone_cpu_ratios: Option<BTreeMap<String, f64>>,
 }
 
 /// A pod's stay outside the Service's ready endpoints. kube-proxy steers only new

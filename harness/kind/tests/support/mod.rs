@@ -1,2 +1,3 @@
 #![allow(dead_code)]
+pub mod api_server;
 pub mod fakes;

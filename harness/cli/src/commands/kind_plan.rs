@@ -1,0 +1,84 @@
+//! `harness plan FILE --target kind --output-dir DIR`: the kind cluster config and every object
+//! a kind run would apply, in apply order, written for review (or `kubectl apply` by
+//! hand): `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
+//! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`). Generators send to the Service's DNS name here (a run uses
+//! its ClusterIP once the Service exists). Starts nothing.
+
+use std::path::Path;
+
+use anyhow::{Context as _, anyhow};
+use harness_core::scenario::model::Scenario;
+use harness_kind::cluster::ClusterPlan;
+use harness_kind::images::Manifest as ImageManifest;
+use harness_kind::manifests::{self, RenderInput};
+use harness_kind::{config, host};
+
+use super::plan::PlanArgs;
+use crate::exit::{Failure, Outcome};
+
+fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| {
+            format!(
+                "cannot read the image list {}; run `make images` first, or pass --images PATH",
+                path.display()
+            )
+        })
+        .map_err(Failure::InvalidInput)?;
+    serde_json::from_str(&text)
+        .with_context(|| {
+            format!(
+                "{} is not an image list written by `harness images`",
+                path.display()
+            )
+        })
+        .map_err(Failure::InvalidInput)
+}
+
+pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
+    let host_cpus = args.host_cpus.unwrap_or_else(host::online_cpus);
+    let plan = ClusterPlan::new(scenario, host_cpus).map_err(|e| {
+        Failure::InvalidInput(anyhow!(
+            "{}: no kind cluster for this scenario: {e}",
+            args.file.display()
+        ))
+    })?;
+    let images = read_images(&args.images)?;
+    let objects = manifests::render(
+        scenario,
+        &RenderInput {
+            run_id: &args.run_id,
+            images: &images,
+            service_host: manifests::service_dns_name(scenario, &args.run_id),
+            seed: args.seed,
+        },
+    )
+    .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
+    std::fs::create_dir_all(dir.join("manifests"))
+        .with_context(|| format!("cannot create {}", dir.join("manifests").display()))
+        .map_err(Failure::Infrastructure)?;
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text)
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(Failure::Infrastructure)
+    };
+    let mut command = format!("harness plan {} --target kind", args.file.display());
+    if let Some(variant) = &args.variant {
+        command.push_str(&format!(" --variant {variant}"));
+    }
+    command.push_str(&format!(" --host-cpus {host_cpus}"));
+    write("kind-config.yaml", &config::render(&plan, &command))?;
+    write("manifests.yaml", &objects.to_yaml())?;
+    for (name, text) in objects.documents() {
+        write(&format!("manifests/{name}.yaml"), &text)?;
+    }
+    eprintln!(
+        "wrote {} (cluster {}) and {} objects in apply order to {}",
+        dir.join("kind-config.yaml").display(),
+        plan.cluster_name,
+        objects.documents().len(),
+        dir.display()
+    );
+    Ok(())
+}

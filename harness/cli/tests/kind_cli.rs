@@ -1,0 +1,144 @@
+//! `harness plan --target kind` and `harness run --target kind` as a user types them: the dry
+//! run writes the kind config and the manifests in apply order (the same objects the golden
+//! files of harness-kind hold), and the usage rules of the kind target's flags exit 2 before
+//! anything is started, naming the flag that would allow what was refused.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use support::workspace_root;
+
+fn harness(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap()
+}
+
+const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
+
+#[test]
+fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let out = harness(&[
+        "plan",
+        "scenarios/topology-skew.yaml",
+        "--target",
+        "kind",
+        "--output-dir",
+        out_dir,
+        "--images",
+        IMAGES,
+        "--host-cpus",
+        "8",
+        "--run-id",
+        "golden",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = std::fs::read_to_string(dir.path().join("kind-config.yaml")).unwrap();
+    let top: String = std::fs::read_to_string(workspace_root().join("kind-config.yaml")).unwrap();
+    let body = |text: &str| -> String {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        body(&config),
+        body(&top),
+        "the same cluster as kind-config.yaml"
+    );
+    let stream = std::fs::read_to_string(dir.path().join("manifests.yaml")).unwrap();
+    let golden = std::fs::read_to_string(
+        workspace_root().join("harness/kind/tests/golden/manifests-topology-skew.yaml"),
+    )
+    .unwrap();
+    assert_eq!(stream, golden);
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("manifests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "01-namespace-harness-golden.yaml",
+            "02-service-flagsvc.yaml",
+            "03-deployment-flagsvc.yaml",
+            "04-pod-gen-ingress-2a.yaml"
+        ]
+    );
+}
+
+#[test]
+fn kind_flags_are_checked_before_anything_starts() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["plan", "scenarios/topology-skew.yaml", "--target", "kind"],
+            "--output-dir",
+        ),
+        (
+            &[
+                "run",
+                "scenarios/topology-skew.yaml",
+                "--target",
+                "kind",
+                "--context",
+                "prod-eks",
+            ],
+            "--context prod-eks",
+        ),
+        (
+            &[
+                "run",
+                "scenarios/topology-skew.yaml",
+                "--target",
+                "kind",
+                "--cluster",
+                "kind",
+            ],
+            "--cluster kind",
+        ),
+        (
+            &[
+                "run",
+                "scenarios/topology-skew.yaml",
+                "--cluster",
+                "harness-x",
+            ],
+            "--cluster only apply to --target kind",
+        ),
+        (
+            &[
+                "run",
+                "scenarios/topology-skew.yaml",
+                "--target",
+                "kind",
+                "--allow-existing-cluster",
+            ],
+            "needs --context",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = harness(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    let out = harness(&[
+        "run",
+        "scenarios/topology-skew.yaml",
+        "--target",
+        "kind",
+        "--context",
+        "prod-eks",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-existing-cluster"));
+}

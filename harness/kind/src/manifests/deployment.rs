@@ -1,0 +1,325 @@
+//! The service's Deployment: flagsvc and (when the scenario has one) its sidecar in each pod,
+//! started with the local target's arguments ([`harness_core::workload_args`]), the scenario's
+//! readiness probe on `/readyz` of the container the Service targets, its rolling-update
+//! strategy, termination (grace period, preStop) and placement (zones and nodes as required
+//! node affinity on the zone label and on `harness/node`, topology spread constraints).
+//!
+//! The time scale is always 1 on kind (the capability check refuses others), so the workloads'
+//! durations are the scenario's.
+
+use std::collections::BTreeMap;
+
+use harness_core::engine::TimeScale;
+use harness_core::scenario::model::IntOrPercent;
+use harness_core::scenario::model::{PreStop, Scenario, TopologyKey, WhenUnsatisfiable};
+use harness_core::workload_args::{flagsvc_args, sidecar_args};
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
+};
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction, Lifecycle,
+    LifecycleHandler, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+    ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SleepAction,
+    TopologySpreadConstraint,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use workload_contract::identity;
+
+use super::{
+    APP_LABEL, FLAGSVC_PORT, ManifestError, ROLE_LABEL, RenderInput, SIDECAR_ADMIN_PORT,
+    SIDECAR_PORT, any_addr, image_of, local_addr, namespace_name, run_labels, security,
+};
+use crate::labels::{SCENARIO_NODE_LABEL, ZONE_LABEL};
+
+/// CPU each container asks the scheduler for: small, so the service's pods fit beside kind's
+/// system pods on nodes whose allocatable was shaped down (docs/kind-target.md). No limit: a
+/// CPU limit would throttle the service and change its latency.
+const CPU_REQUEST: &str = "10m";
+const MEMORY_REQUEST: &str = "16Mi";
+
+/// The labels of the service's pods (and the Service's selector).
+pub fn pod_labels(scenario: &Scenario, run_id: &str) -> BTreeMap<String, String> {
+    let mut labels = run_labels(scenario, run_id);
+    labels.insert(APP_LABEL.to_owned(), scenario.service.name.clone());
+    labels.insert(ROLE_LABEL.to_owned(), "service".to_owned());
+    labels
+}
+
+/// The labels that select the service's pods.
+pub fn selector_labels(scenario: &Scenario) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (APP_LABEL.to_owned(), scenario.service.name.clone()),
+        (ROLE_LABEL.to_owned(), "service".to_owned()),
+    ])
+}
+
+fn seconds(d: std::time::Duration) -> i32 {
+    i32::try_from(d.as_secs()).unwrap_or(i32::MAX)
+}
+
+fn int_or_percent(v: IntOrPercent) -> IntOrString {
+    match v {
+        IntOrPercent::Int(n) => IntOrString::Int(i32::try_from(n).unwrap_or(i32::MAX)),
+        IntOrPercent::Percent(p) => IntOrString::String(format!("{p}%")),
+    }
+}
+
+/// `POD_NAME`, `NODE_NAME` from the Downward API; `ZONE` when the placement allows one zone
+/// only (the Downward API cannot read node labels; the harness reads each pod's zone from its
+/// node).
+pub(crate) fn identity_env(zone: Option<&str>) -> Vec<EnvVar> {
+    let field = |name: &str, path: &str| EnvVar {
+        name: name.to_owned(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: path.to_owned(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut env = vec![
+        field(identity::POD_NAME, "metadata.name"),
+        field(identity::NODE_NAME, "spec.nodeName"),
+    ];
+    if let Some(zone) = zone {
+        env.push(EnvVar {
+            name: identity::ZONE.to_owned(),
+            value: Some(zone.to_owned()),
+            ..Default::default()
+        });
+    }
+    env
+}
+
+pub(crate) fn resources() -> ResourceRequirements {
+    ResourceRequirements {
+        requests: Some(BTreeMap::from([
+            ("cpu".to_owned(), Quantity(CPU_REQUEST.to_owned())),
+            ("memory".to_owned(), Quantity(MEMORY_REQUEST.to_owned())),
+        ])),
+        ..Default::default()
+    }
+}
+
+fn port(name: &str, port: u16) -> ContainerPort {
+    ContainerPort {
+        name: Some(name.to_owned()),
+        container_port: i32::from(port),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn base_container(name: &str, image: String, args: Vec<String>) -> Container {
+    Container {
+        name: name.to_owned(),
+        image: Some(image),
+        image_pull_policy: Some("Never".to_owned()),
+        args: Some(args),
+        resources: Some(resources()),
+        security_context: Some(security::container()),
+        volume_mounts: Some(vec![security::tmp_mount()]),
+        ..Default::default()
+    }
+}
+
+fn pre_stop(scenario: &Scenario) -> Option<Lifecycle> {
+    let handler = match &scenario.service.termination.pre_stop {
+        PreStop::None => return None,
+        PreStop::Sleep(d) => LifecycleHandler {
+            sleep: Some(SleepAction {
+                seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            }),
+            ..Default::default()
+        },
+        PreStop::Exec(command) => LifecycleHandler {
+            exec: Some(ExecAction {
+                command: Some(command.clone()),
+            }),
+            ..Default::default()
+        },
+    };
+    Some(Lifecycle {
+        pre_stop: Some(handler),
+        ..Default::default()
+    })
+}
+
+/// Required node affinity: `In` on each label with values, all in one term (ANDed).
+pub(crate) fn node_affinity(requirements: Vec<(&str, Vec<String>)>) -> Option<Affinity> {
+    let expressions: Vec<_> = requirements
+        .into_iter()
+        .filter(|(_, values)| !values.is_empty())
+        .map(|(key, values)| NodeSelectorRequirement {
+            key: key.to_owned(),
+            operator: "In".to_owned(),
+            values: Some(values),
+        })
+        .collect();
+    if expressions.is_empty() {
+        return None;
+    }
+    Some(Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_expressions: Some(expressions),
+                    ..Default::default()
+                }],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+}
+
+fn spread_constraints(scenario: &Scenario) -> Option<Vec<TopologySpreadConstraint>> {
+    let constraints: Vec<_> = scenario
+        .service
+        .placement
+        .topology_spread_constraints
+        .iter()
+        .map(|c| TopologySpreadConstraint {
+            max_skew: i32::try_from(c.max_skew).unwrap_or(i32::MAX),
+            topology_key: match c.topology_key {
+                TopologyKey::Zone => ZONE_LABEL.to_owned(),
+                TopologyKey::Hostname => "kubernetes.io/hostname".to_owned(),
+            },
+            when_unsatisfiable: match c.when_unsatisfiable {
+                WhenUnsatisfiable::DoNotSchedule => "DoNotSchedule".to_owned(),
+                WhenUnsatisfiable::ScheduleAnyway => "ScheduleAnyway".to_owned(),
+            },
+            label_selector: Some(LabelSelector {
+                match_labels: Some(selector_labels(scenario)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .collect();
+    (!constraints.is_empty()).then_some(constraints)
+}
+
+/// The Deployment.
+pub fn deployment(
+    scenario: &Scenario,
+    input: &RenderInput<'_>,
+) -> Result<Deployment, ManifestError> {
+    let svc = &scenario.service;
+    let scale = TimeScale::REAL;
+    let zone = match svc.placement.zones.as_slice() {
+        [only] => Some(only.as_str()),
+        _ => None,
+    };
+    let flagsvc_listen = if svc.sidecar.is_some() {
+        local_addr(FLAGSVC_PORT)
+    } else {
+        any_addr(FLAGSVC_PORT)
+    };
+    let mut app = base_container(
+        "flagsvc",
+        image_of(input.images, "flagsvc")?,
+        flagsvc_args(svc.service_time, svc.sse, &svc.app, scale, flagsvc_listen).to_args(),
+    );
+    app.env = Some(identity_env(zone));
+    app.lifecycle = pre_stop(scenario);
+    let mut containers = vec![app];
+    let probe_port = match &svc.sidecar {
+        Some(limits) => {
+            let mut sidecar = base_container(
+                "sidecar",
+                image_of(input.images, "sidecar")?,
+                sidecar_args(
+                    limits,
+                    &svc.app,
+                    scale,
+                    any_addr(SIDECAR_PORT),
+                    any_addr(SIDECAR_ADMIN_PORT),
+                    local_addr(FLAGSVC_PORT),
+                )
+                .to_args(),
+            );
+            sidecar.env = Some(identity_env(zone));
+            sidecar.ports = Some(vec![
+                port("http", SIDECAR_PORT),
+                port("admin", SIDECAR_ADMIN_PORT),
+            ]);
+            sidecar.lifecycle = pre_stop(scenario);
+            containers.push(sidecar);
+            SIDECAR_PORT
+        }
+        None => {
+            containers[0].ports = Some(vec![port("http", FLAGSVC_PORT)]);
+            FLAGSVC_PORT
+        }
+    };
+    let probe = svc.readiness_probe;
+    let readiness = Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some("/readyz".to_owned()),
+            port: IntOrString::Int(i32::from(probe_port)),
+            ..Default::default()
+        }),
+        period_seconds: Some(seconds(probe.period).max(1)),
+        initial_delay_seconds: Some(seconds(probe.initial_delay)),
+        failure_threshold: Some(i32::try_from(probe.failure_threshold).unwrap_or(i32::MAX)),
+        success_threshold: Some(i32::try_from(probe.success_threshold).unwrap_or(i32::MAX)),
+        timeout_seconds: Some(1),
+        ..Default::default()
+    };
+    // The container the Service sends to is the one probed (the sidecar when there is one).
+    let probed = containers.len() - 1;
+    containers[probed].readiness_probe = Some(readiness);
+
+    let strategy = svc.rollout;
+    let labels = pod_labels(scenario, input.run_id);
+    Ok(Deployment {
+        metadata: ObjectMeta {
+            name: Some(svc.name.clone()),
+            namespace: Some(namespace_name(input.run_id)),
+            labels: Some(labels.clone()),
+            ..Default::default()
+        },
+        spec: DeploymentSpec {
+            replicas: Some(i32::try_from(svc.replicas).unwrap_or(i32::MAX)),
+            selector: LabelSelector {
+                match_labels: Some(selector_labels(scenario)),
+                ..Default::default()
+            },
+            min_ready_seconds: Some(seconds(strategy.min_ready)),
+            strategy: Some(DeploymentStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                rolling_update: Some(RollingUpdateDeployment {
+                    max_surge: Some(int_or_percent(strategy.max_surge)),
+                    max_unavailable: Some(int_or_percent(strategy.max_unavailable)),
+                }),
+            }),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers,
+                    affinity: node_affinity(vec![
+                        (ZONE_LABEL, svc.placement.zones.clone()),
+                        (SCENARIO_NODE_LABEL, svc.placement.nodes.clone()),
+                    ]),
+                    topology_spread_constraints: spread_constraints(scenario),
+                    termination_grace_period_seconds: Some(
+                        i64::try_from(svc.termination.grace_period.as_secs()).unwrap_or(i64::MAX),
+                    ),
+                    security_context: Some(security::pod()),
+                    volumes: Some(vec![security::tmp_volume()]),
+                    automount_service_account_token: Some(false),
+                    enable_service_links: Some(false),
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}

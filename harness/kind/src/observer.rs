@@ -1,0 +1,417 @@
+//! What the watchers saw, turned into the timeline events the local target writes, so verdicts,
+//! explanations and reports read the same on both targets. Pure: the watch tasks
+//! ([`crate::watch`]) feed it [`Change`]s; it keeps the last state of every watched object and
+//! returns the events each change causes:
+//!
+//! - EndpointSlices of the Service → `hints` (pod → `forZones`, whether any endpoint has hints),
+//!   `endpoint` (a pod entered or left the ready endpoints) and `reachability` (for each zone,
+//!   the pods kube-proxy on a node there would use, computed from the real slices with
+//!   kube-model's port of `pkg/proxy/topology.go`);
+//! - Pods of the Service → `pod` (scheduled with its node and zone, or deleted) and
+//!   `termination` (deleted);
+//! - Events → `kubeEvent` (the `TopologyAwareHints*` events and every other Event of the run's
+//!   namespace);
+//! - Nodes → kept for the zones of pods and for the model check ([`crate::agreement`]).
+//!
+//! Endpoints are named by their pod (`targetRef.name`), as the local target names them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use harness_core::measure::{EventKind, TerminationStage};
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube_model::{
+    Endpoint, EndpointConditions, EventType, Hints, ProxyNode, ProxyOptions, ServicePolicy,
+    usable_endpoints,
+};
+
+use crate::labels::ZONE_LABEL;
+
+/// One thing a watcher saw.
+#[derive(Debug, Clone)]
+pub enum Change {
+    Slice(Box<EndpointSlice>),
+    SliceDeleted(String),
+    Pod(Box<Pod>),
+    PodDeleted(String),
+    Node(Box<Node>),
+    NodeDeleted(String),
+    Event(Box<Event>),
+}
+
+/// A service pod as the observer knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservedPod {
+    pub name: String,
+    pub node: Option<String>,
+    pub zone: Option<String>,
+    /// Order of creation in the run (0 for the first pod seen): the index `killPod` means.
+    pub index: u32,
+    pub ready: bool,
+    pub deleting: bool,
+    /// Deleted and gone from the API.
+    pub gone: bool,
+}
+
+/// The state of the watched objects and what has been recorded.
+#[derive(Debug, Default)]
+pub struct Observer {
+    zones: Vec<String>,
+    nodes: BTreeMap<String, Node>,
+    slices: BTreeMap<String, EndpointSlice>,
+    pods: BTreeMap<String, ObservedPod>,
+    next_index: u32,
+    hints: BTreeMap<String, Vec<String>>,
+    hints_enabled: bool,
+    ready: BTreeSet<String>,
+    reachable: BTreeMap<String, Vec<String>>,
+    ready_recorded: Option<usize>,
+    events_seen: BTreeSet<String>,
+}
+
+/// The slice's endpoints in kube-model's form, addressed by pod name.
+pub fn endpoints_of(slice: &EndpointSlice) -> Vec<Endpoint> {
+    slice
+        .endpoints
+        .iter()
+        .flatten()
+        .map(|e| {
+            let name = e
+                .target_ref
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .or_else(|| e.addresses.first().cloned())
+                .unwrap_or_default();
+            let conditions = e.conditions.clone().unwrap_or_default();
+            Endpoint {
+                address: name,
+                zone: e.zone.clone(),
+                node_name: e.node_name.clone(),
+                conditions: EndpointConditions {
+                    ready: conditions.ready,
+                    serving: conditions.serving,
+                    terminating: conditions.terminating,
+                },
+                hints: e.hints.as_ref().map(|h| Hints {
+                    for_zones: h
+                        .for_zones
+                        .iter()
+                        .flatten()
+                        .map(|z| z.name.clone())
+                        .collect(),
+                    for_nodes: h
+                        .for_nodes
+                        .iter()
+                        .flatten()
+                        .map(|n| n.name.clone())
+                        .collect(),
+                }),
+            }
+        })
+        .collect()
+}
+
+impl Observer {
+    /// An observer for a Service whose clients are in `zones`.
+    pub fn new(zones: Vec<String>) -> Self {
+        Observer {
+            zones,
+            ..Default::default()
+        }
+    }
+
+    /// The watched Nodes.
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.values()
+    }
+
+    /// The watched EndpointSlices of the Service.
+    pub fn slices(&self) -> impl Iterator<Item = &EndpointSlice> {
+        self.slices.values()
+    }
+
+    /// The service pods not gone, in creation order.
+    pub fn running_pods(&self) -> Vec<&ObservedPod> {
+        self.pods().into_iter().filter(|p| !p.gone).collect()
+    }
+
+    /// Every service pod seen, in creation order.
+    pub fn pods(&self) -> Vec<&ObservedPod> {
+        let mut pods: Vec<_> = self.pods.values().collect();
+        pods.sort_by_key(|p| p.index);
+        pods
+    }
+
+    /// Whether the Service's slices carry hints now.
+    pub fn hints_enabled(&self) -> bool {
+        self.hints_enabled
+    }
+
+    /// The ready endpoints (pod names).
+    pub fn ready_pods(&self) -> &BTreeSet<String> {
+        &self.ready
+    }
+
+    /// The zone of node `name`, from its label.
+    pub fn zone_of_node(&self, name: &str) -> Option<String> {
+        self.nodes
+            .get(name)
+            .and_then(|n| n.metadata.labels.as_ref())
+            .and_then(|l| l.get(ZONE_LABEL))
+            .cloned()
+    }
+
+    /// Every endpoint of every slice.
+    pub fn endpoints(&self) -> Vec<Endpoint> {
+        self.slices.values().flat_map(endpoints_of).collect()
+    }
+
+    /// Applies one change; returns the timeline events it causes.
+    pub fn apply(&mut self, change: Change) -> Vec<EventKind> {
+        match change {
+            Change::Slice(slice) => {
+                let name = slice.metadata.name.clone().unwrap_or_default();
+                self.slices.insert(name, *slice);
+                self.endpoints_changed()
+            }
+            Change::SliceDeleted(name) => {
+                self.slices.remove(&name);
+                self.endpoints_changed()
+            }
+            Change::Pod(pod) => self.pod(*pod),
+            Change::PodDeleted(name) => self.pod_gone(&name),
+            Change::Node(node) => {
+                let name = node.metadata.name.clone().unwrap_or_default();
+                self.nodes.insert(name, *node);
+                self.fill_pod_zones()
+            }
+            Change::NodeDeleted(name) => {
+                self.nodes.remove(&name);
+                Vec::new()
+            }
+            Change::Event(event) => self.event(*event),
+        }
+    }
+
+    fn pod(&mut self, pod: Pod) -> Vec<EventKind> {
+        let Some(name) = pod.metadata.name.clone() else {
+            return Vec::new();
+        };
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        let ready = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        if self.pods.get(&name).is_some_and(|p| p.gone) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let index = match self.pods.get(&name) {
+            Some(p) => p.index,
+            None => {
+                self.next_index += 1;
+                self.next_index - 1
+            }
+        };
+        let before = self.pods.get(&name).cloned();
+        let zone = node
+            .as_deref()
+            .and_then(|n| self.zone_of_node(n))
+            .or_else(|| before.as_ref().and_then(|p| p.zone.clone()));
+        let announced = before
+            .as_ref()
+            .is_some_and(|p| p.zone.is_some() && p.node.is_some());
+        if let (false, Some(node), Some(zone)) = (announced, &node, &zone) {
+            out.push(EventKind::Pod {
+                pod: name.clone(),
+                node: node.clone(),
+                zone: zone.clone(),
+                created: true,
+            });
+        }
+        if deleting && !before.as_ref().is_some_and(|p| p.deleting) {
+            out.push(EventKind::Termination {
+                pod: name.clone(),
+                stage: TerminationStage::Deleted,
+            });
+        }
+        self.pods.insert(
+            name.clone(),
+            ObservedPod {
+                name,
+                node,
+                zone,
+                index,
+                ready,
+                deleting,
+                gone: false,
+            },
+        );
+        out
+    }
+
+    fn pod_gone(&mut self, name: &str) -> Vec<EventKind> {
+        let Some(pod) = self.pods.get(name).cloned().filter(|p| !p.gone) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if !pod.deleting {
+            out.push(EventKind::Termination {
+                pod: name.to_owned(),
+                stage: TerminationStage::Deleted,
+            });
+        }
+        out.push(EventKind::Termination {
+            pod: name.to_owned(),
+            stage: TerminationStage::Exited,
+        });
+        if let (Some(node), Some(zone)) = (pod.node.clone(), pod.zone.clone()) {
+            out.push(EventKind::Pod {
+                pod: name.to_owned(),
+                node,
+                zone,
+                created: false,
+            });
+        }
+        if let Some(p) = self.pods.get_mut(name) {
+            p.deleting = true;
+            p.ready = false;
+            p.gone = true;
+        }
+        out
+    }
+
+    /// Pods scheduled before their node was seen get their `pod` event now.
+    fn fill_pod_zones(&mut self) -> Vec<EventKind> {
+        let mut out = Vec::new();
+        let names: Vec<String> = self
+            .pods
+            .values()
+            .filter(|p| p.zone.is_none() && p.node.is_some() && !p.gone)
+            .map(|p| p.name.clone())
+            .collect();
+        for name in names {
+            let node = self.pods[&name].node.clone().unwrap_or_default();
+            if let Some(zone) = self.zone_of_node(&node) {
+                out.push(EventKind::Pod {
+                    pod: name.clone(),
+                    node,
+                    zone: zone.clone(),
+                    created: true,
+                });
+                if let Some(p) = self.pods.get_mut(&name) {
+                    p.zone = Some(zone);
+                }
+            }
+        }
+        out
+    }
+
+    fn event(&mut self, event: Event) -> Vec<EventKind> {
+        let key = event
+            .metadata
+            .uid
+            .clone()
+            .or_else(|| event.metadata.name.clone())
+            .unwrap_or_default();
+        // An Event seen again (a re-list after a dropped watch, a count bump) is not new.
+        let count = event.count.unwrap_or(1);
+        if !self.events_seen.insert(format!("{key}/{count}")) {
+            return Vec::new();
+        }
+        let object = format!(
+            "{}/{}",
+            event
+                .involved_object
+                .kind
+                .as_deref()
+                .unwrap_or("object")
+                .to_lowercase(),
+            event.involved_object.name.as_deref().unwrap_or("")
+        );
+        let kind = if event.type_.as_deref() == Some("Warning") {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        vec![EventKind::KubeEvent {
+            kind,
+            reason: event.reason.unwrap_or_default(),
+            message: event.message.unwrap_or_default(),
+            object,
+        }]
+    }
+
+    fn endpoints_changed(&mut self) -> Vec<EventKind> {
+        let endpoints = self.endpoints();
+        let mut out = Vec::new();
+        let hints: BTreeMap<String, Vec<String>> = endpoints
+            .iter()
+            .filter(|e| !e.for_zones().is_empty())
+            .map(|e| (e.address.clone(), e.for_zones().to_vec()))
+            .collect();
+        let enabled = !hints.is_empty();
+        if hints != self.hints || enabled != self.hints_enabled {
+            self.hints = hints;
+            self.hints_enabled = enabled;
+            out.push(EventKind::Hints {
+                enabled,
+                for_zones: self.hints.clone(),
+            });
+        }
+        let ready: BTreeSet<String> = endpoints
+            .iter()
+            .filter(|e| e.conditions.ready == Some(true))
+            .map(|e| e.address.clone())
+            .collect();
+        for pod in ready.difference(&self.ready) {
+            out.push(EventKind::Endpoint {
+                pod: pod.clone(),
+                ready: true,
+            });
+        }
+        for pod in self.ready.difference(&ready) {
+            out.push(EventKind::Endpoint {
+                pod: pod.clone(),
+                ready: false,
+            });
+        }
+        self.ready = ready;
+        out.extend(self.reachability(&endpoints));
+        out
+    }
+
+    /// For each zone, the pods kube-proxy on a node there uses (a client's node, not a pod's).
+    fn reachability(&mut self, endpoints: &[Endpoint]) -> Vec<EventKind> {
+        let ready_pods = self.ready.len();
+        let ready_changed = self.ready_recorded != Some(ready_pods);
+        self.ready_recorded = Some(ready_pods);
+        let mut out = Vec::new();
+        for zone in self.zones.clone() {
+            let node = ProxyNode {
+                name: "client",
+                zone: Some(&zone),
+            };
+            let usable: Vec<String> = usable_endpoints(
+                endpoints,
+                node,
+                ServicePolicy::default(),
+                ProxyOptions::default(),
+            )
+            .into_iter()
+            .map(|e| e.address.clone())
+            .collect();
+            if ready_changed || self.reachable.get(&zone) != Some(&usable) {
+                out.push(EventKind::Reachability {
+                    zone: zone.clone(),
+                    pods: usable.clone(),
+                    ready_pods,
+                });
+                self.reachable.insert(zone, usable);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,135 @@
+//! Timeline actions on kind:
+//!
+//! | action | what the harness does |
+//! |---|---|
+//! | `setNodeReady: false` / `true` | `docker exec NODE systemctl stop` / `start kubelet`: the node controller marks it NotReady after `node-monitor-grace-period` |
+//! | `addNode` | starts the spare's kubelet: it registers its Node (with its zone label) |
+//! | `removeNode` | deletes the Node, then stops the kubelet so it does not register again |
+//! | `relabelNode` | merge-patches the Node's `topology.kubernetes.io/zone` |
+//! | `scale` | the Deployment's scale subresource |
+//! | `killPod` / `killPickedPod` | deletes the pod (its grace period is the Deployment's) |
+//!
+//! `killPod: {pod: N}` means the N-th service pod of the run in creation order (the local
+//! target names that pod `pod-N`). In an existing cluster node actions need
+//! `--may-touch-nodes`.
+
+use harness_core::scenario::model::{Action, PodPick, TimelineEvent};
+
+use super::{KindError, Running};
+use crate::cluster::PlannedNode;
+use crate::labels::ZONE_LABEL;
+use crate::lifecycle::Cluster;
+
+fn kind_node<'a>(run: &'a Running, name: &str) -> Result<&'a PlannedNode, KindError> {
+    run.plan
+        .node(name)
+        .ok_or_else(|| KindError::NoNode(name.to_owned()))
+}
+
+fn cluster(run: &Running, what: &str) -> Result<Cluster, KindError> {
+    run.cluster
+        .clone()
+        .ok_or_else(|| KindError::NodesUntouchable(what.to_owned()))
+}
+
+async fn kubelet(cluster: Cluster, node: String, start: bool) -> Result<(), KindError> {
+    tokio::task::spawn_blocking(move || {
+        if start {
+            cluster.start_kubelet(&node)
+        } else {
+            cluster.stop_kubelet(&node)
+        }
+    })
+    .await
+    .map_err(|e| KindError::Io {
+        context: "docker exec".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?
+    .map_err(KindError::from)
+}
+
+/// The name of the pod `killPod`/`killPickedPod` means now.
+pub(super) fn pick_pod(run: &Running, action: &Action) -> Result<String, KindError> {
+    let recorded = run.recorder.lock();
+    let pods = recorded.observer.pods();
+    match action {
+        Action::KillPod { pod } => pods
+            .iter()
+            .find(|p| p.index == *pod)
+            .map(|p| p.name.clone())
+            .ok_or(KindError::NoPodIndex {
+                index: *pod,
+                count: pods.len(),
+            }),
+        Action::KillPickedPod { pick, zone } => {
+            let mut candidates: Vec<_> = pods
+                .iter()
+                .filter(|p| !p.gone && !p.deleting)
+                .filter(|p| zone.is_none() || p.zone == *zone)
+                .collect();
+            candidates.sort_by_key(|p| p.index);
+            let chosen = match pick {
+                PodPick::Oldest => candidates.first(),
+                PodPick::Newest => candidates.last(),
+            };
+            chosen
+                .map(|p| p.name.clone())
+                .ok_or(KindError::NoPodToPick { zone: zone.clone() })
+        }
+        _ => Err(KindError::Unsupported(format!("{action:?} as a pod pick"))),
+    }
+}
+
+pub(super) async fn act(
+    run: &mut Running,
+    event: &TimelineEvent,
+    may_touch_nodes: bool,
+) -> Result<(), KindError> {
+    let node_action = matches!(
+        event.action,
+        Action::SetNodeReady { .. }
+            | Action::AddNode { .. }
+            | Action::RemoveNode { .. }
+            | Action::RelabelNode { .. }
+    );
+    if node_action && !may_touch_nodes {
+        return Err(KindError::NodesUntouchable(event.to_string()));
+    }
+    let api = run.api.clone().ok_or(KindError::NotDeployed)?;
+    let ns = run.namespace.clone().ok_or(KindError::NotDeployed)?;
+    match &event.action {
+        Action::SetNodeReady { node, ready } => {
+            let kind_name = kind_node(run, node)?.kind_name.clone();
+            kubelet(cluster(run, &event.to_string())?, kind_name, *ready).await
+        }
+        Action::AddNode { .. } => {
+            let node = run
+                .plan
+                .node_added_at(event.at)
+                .ok_or_else(|| KindError::NoNode(format!("added at {:?}", event.at)))?
+                .kind_name
+                .clone();
+            kubelet(cluster(run, &event.to_string())?, node, true).await
+        }
+        Action::RemoveNode { node } => {
+            let kind_name = kind_node(run, node)?.kind_name.clone();
+            let cluster = cluster(run, &event.to_string())?;
+            api.delete_node(&kind_name).await?;
+            kubelet(cluster, kind_name, false).await
+        }
+        Action::RelabelNode { node, zone } => {
+            let kind_name = kind_node(run, node)?.kind_name.clone();
+            Ok(api.label_node(&kind_name, ZONE_LABEL, zone).await?)
+        }
+        Action::Scale { replicas } => Ok(api
+            .scale(&ns, &run.scenario.service.name, *replicas)
+            .await?),
+        Action::KillPod { .. } | Action::KillPickedPod { .. } => {
+            let pod = pick_pod(run, &event.action)?;
+            Ok(api.delete_pod(&ns, &pod).await?)
+        }
+        Action::SetAllocatableCpu { .. } | Action::Rollout(_) => {
+            Err(KindError::Unsupported(event.to_string()))
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The load and what is measured on kind: the generator pods (created at the load's start, or
+//! at their `startAt`), the sidecars' metrics scraped every second through the API server's pod
+//! proxy, and at the end each generator's report read from its pod's log, the samples and the
+//! timeline as the same [`RunData`] the local target returns.
+
+use std::time::Duration;
+
+use harness_core::engine::{RunClock, TargetError};
+use harness_core::measure::{EventKind, GeneratorRun, PodRun, PodSample, RecordedEvent, RunData};
+use harness_core::scenario::model::Scenario;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use workload_contract::loadgen::Report;
+use workload_contract::sidecar::SidecarMetrics;
+
+use super::{KindError, Running, Samples};
+use crate::api::KubeApi;
+use crate::images::Manifest as ImageManifest;
+use crate::manifests::{self, RenderInput, SIDECAR_ADMIN_PORT};
+use crate::watch::Recorder;
+
+/// How long a generator may take to write its report after its load ends (or after it was
+/// asked to stop), beyond the request timeout.
+const REPORT_SLACK: Duration = Duration::from_secs(60);
+
+/// The loadgen report in a generator pod's log: the last JSON object printed, which starts
+/// with a line `{` (pod logs interleave the container's stdout and stderr).
+pub fn report_from_log(log: &str) -> Result<Report, String> {
+    let start = log
+        .rmatch_indices("\n{")
+        .map(|(i, _)| i + 1)
+        .chain(log.starts_with('{').then_some(0))
+        .find(|&i| Report::from_json(trim_after_object(&log[i..])).is_ok())
+        .ok_or_else(|| {
+            let tail: Vec<&str> = log.lines().rev().take(10).collect();
+            format!(
+                "no loadgen report in its log; its last lines:\n  {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n  ")
+            )
+        })?;
+    Report::from_json(trim_after_object(&log[start..])).map_err(|e| e.to_string())
+}
+
+/// `text` up to the line `}` that closes an object starting at its first character.
+fn trim_after_object(text: &str) -> &str {
+    match text.find("\n}") {
+        Some(end) => &text[..end + 2],
+        None => text,
+    }
+}
+
+pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<(), TargetError> {
+    run.clock = Some(*clock);
+    let api = run.api()?.clone();
+    let ns = run.namespace()?.to_owned();
+    let images = run
+        .images
+        .clone()
+        .ok_or_else(|| TargetError::new("starting the load", KindError::NotDeployed))?;
+    let service = api
+        .get_service(&ns, &run.scenario.service.name)
+        .await
+        .map_err(|e| TargetError::new("reading the Service's ClusterIP", e))?;
+    let cluster_ip = service
+        .spec
+        .and_then(|s| s.cluster_ip)
+        .filter(|ip| !ip.is_empty() && ip != "None")
+        .ok_or_else(|| {
+            TargetError::new("reading the Service's ClusterIP", KindError::NoClusterIp)
+        })?;
+    run.sampler = Some(tokio::spawn(sample(
+        *clock,
+        api.clone(),
+        ns.clone(),
+        run.scenario.service.sidecar.is_some(),
+        run.recorder.clone(),
+        run.samples.clone(),
+        run.stop_sampler.clone(),
+    )));
+    for (i, generator) in run.scenario.load.generators.clone().iter().enumerate() {
+        let pod = generator_pod(&run.scenario, &run.ctx, &images, &cluster_ip, i)
+            .map_err(|e| TargetError::new(format!("rendering generator {}", generator.name), e))?;
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        if generator.start_at.is_zero() {
+            api.apply_namespaced(&pod).await.map_err(|e| {
+                TargetError::new(format!("starting generator {}", generator.name), e)
+            })?;
+            lock(&run.generators).push((generator.name.clone(), pod_name));
+            continue;
+        }
+        let (api, generators, recorder, stop) = (
+            api.clone(),
+            run.generators.clone(),
+            run.recorder.clone(),
+            run.stop.clone(),
+        );
+        let start = clock.load_start + generator.start_at;
+        let name = generator.name.clone();
+        run.tasks.push(tokio::spawn(async move {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep_until(start) => {}
+            }
+            match api.apply_namespaced(&pod).await {
+                Ok(_) => lock(&generators).push((name, pod_name)),
+                Err(e) => recorder.record(vec![EventKind::Note {
+                    message: format!("generator {name} did not start: {e}"),
+                }]),
+            }
+        }));
+    }
+    Ok(())
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn generator_pod(
+    scenario: &Scenario,
+    ctx: &harness_core::engine::RunContext,
+    images: &ImageManifest,
+    cluster_ip: &str,
+    index: usize,
+) -> Result<k8s_openapi::api::core::v1::Pod, KindError> {
+    let input = RenderInput {
+        run_id: &ctx.run_id,
+        images,
+        service_host: cluster_ip.to_owned(),
+        seed: ctx.seed,
+    };
+    Ok(manifests::generator_pod(
+        scenario,
+        &input,
+        index,
+        &scenario.load.generators[index],
+    )?)
+}
+
+/// Scrapes every running service pod's sidecar once a second through the pod proxy, until
+/// `stop`, then once more (the last sample holds the final counters).
+async fn sample(
+    clock: RunClock,
+    api: KubeApi,
+    ns: String,
+    sidecar: bool,
+    recorder: Recorder,
+    samples: Samples,
+    stop: CancellationToken,
+) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        let last = tokio::select! {
+            () = stop.cancelled() => true,
+            _ = ticker.tick() => false,
+        };
+        let (pods, ready): (Vec<String>, std::collections::BTreeSet<String>) = {
+            let r = recorder.lock();
+            (
+                r.observer
+                    .running_pods()
+                    .into_iter()
+                    .filter(|p| p.node.is_some())
+                    .map(|p| p.name.clone())
+                    .collect(),
+                r.observer.ready_pods().clone(),
+            )
+        };
+        let t_s = clock.now_s();
+        for pod in pods {
+            let metrics = if sidecar {
+                tokio::time::timeout(
+                    Duration::from_secs(2),
+                    api.pod_proxy_get(&ns, &pod, SIDECAR_ADMIN_PORT, "/metrics"),
+                )
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .map(|text| SidecarMetrics::parse(&text))
+            } else {
+                None
+            };
+            let m = metrics.unwrap_or_default();
+            lock(&samples)
+                .entry(pod.clone())
+                .or_default()
+                .push(PodSample {
+                    t_s,
+                    ready: ready.contains(&pod),
+                    in_flight: m.in_flight,
+                    queue_depth: m.queue_depth,
+                    received: m.received,
+                    admitted: m.admitted,
+                    rejected_queue_full: m.rejected_queue_full,
+                    rejected_queue_timeout: m.rejected_queue_timeout,
+                });
+        }
+        if last {
+            return;
+        }
+    }
+}
+
+/// Waits for a generator pod to finish (or stops it when `interrupted`) and reads its report.
+async fn finish_generator(
+    api: &KubeApi,
+    ns: &str,
+    pod: &str,
+    interrupted: bool,
+    deadline: Instant,
+) -> Result<Report, KindError> {
+    if interrupted {
+        // SIGTERM through deletion: loadgen stops issuing and prints a partial report, which
+        // the followed log still delivers after the pod is gone.
+        let follow = api.follow_logs(ns, pod, "loadgen");
+        let delete = api.delete_pod(ns, pod);
+        let (log, deleted) = tokio::join!(tokio::time::timeout(REPORT_SLACK, follow), async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            delete.await
+        });
+        deleted?;
+        let log = log.map_err(|_| KindError::Generator {
+            generator: pod.to_owned(),
+            reason: "its log did not end within a minute of stopping it".into(),
+        })??;
+        return report_from_log(&log).map_err(|reason| KindError::Generator {
+            generator: pod.to_owned(),
+            reason,
+        });
+    }
+    loop {
+        let current = api.get_pod(ns, pod).await?;
+        let phase = current
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default();
+        if phase == "Succeeded" || phase == "Failed" {
+            let log = api.logs(ns, pod, "loadgen").await?;
+            return report_from_log(&log).map_err(|reason| KindError::Generator {
+                generator: pod.to_owned(),
+                reason: format!("{phase}: {reason}"),
+            });
+        }
+        if Instant::now() >= deadline {
+            return Err(KindError::Generator {
+                generator: pod.to_owned(),
+                reason: format!(
+                    "still {} when its report was due ({})",
+                    if phase.is_empty() { "unknown" } else { &phase },
+                    super::deploy::describe_pod(&current)
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunData, TargetError> {
+    let clock = run
+        .clock
+        .ok_or_else(|| TargetError::new("collecting", KindError::NotDeployed))?;
+    let api = run.api()?.clone();
+    let ns = run.namespace()?.to_owned();
+    let planned = clock.duration.as_secs_f64();
+    let duration_s = if interrupted {
+        clock.now_s().clamp(0.0, planned)
+    } else {
+        planned
+    };
+    let deadline =
+        clock.load_start + clock.duration + run.scenario.load.request_timeout + REPORT_SLACK;
+    let started = lock(&run.generators).clone();
+    let mut generators = Vec::new();
+    let mut failures = Vec::new();
+    for (name, pod) in started {
+        let zone = run
+            .scenario
+            .load
+            .generators
+            .iter()
+            .find(|g| g.name == name)
+            .map(|g| g.zone.clone())
+            .unwrap_or_default();
+        match finish_generator(&api, &ns, &pod, interrupted, deadline).await {
+            Ok(report) => generators.push(GeneratorRun { name, zone, report }),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    run.stop_sampler.cancel();
+    if let Some(sampler) = run.sampler.take() {
+        let _ = tokio::time::timeout(Duration::from_secs(10), sampler).await;
+    }
+    let samples = std::mem::take(&mut *lock(&run.samples));
+    let max_concurrency = run
+        .scenario
+        .service
+        .sidecar
+        .map(|s| u64::from(s.max_concurrency))
+        .unwrap_or(0);
+    let (pods, events) = {
+        let recorded = run.recorder.lock();
+        let pods = recorded
+            .observer
+            .pods()
+            .into_iter()
+            .filter(|p| p.node.is_some())
+            .map(|p| PodRun {
+                name: p.name.clone(),
+                node: p.node.clone().unwrap_or_default(),
+                zone: p.zone.clone().unwrap_or_default(),
+                max_concurrency,
+                samples: samples.get(&p.name).cloned().unwrap_or_default(),
+            })
+            .collect();
+        let events = recorded
+            .events
+            .iter()
+            .map(|(at, kind)| RecordedEvent {
+                t_s: run.t_s(*at),
+                kind: kind.clone(),
+            })
+            .collect();
+        (pods, events)
+    };
+    if !failures.is_empty() {
+        return Err(TargetError::new(
+            "collecting the generators' reports",
+            KindError::Generator {
+                generator: "reports".into(),
+                reason: failures.join("; "),
+            },
+        ));
+    }
+    Ok(RunData {
+        load_started_unix_ms: clock.load_start_unix_ms,
+        duration_s,
+        generators,
+        pods,
+        events,
+        lb: Vec::new(),
+    })
+}

@@ -1,0 +1,243 @@
+//! [`KindTarget`]: the engine's `Target` on a kind cluster (or, with
+//! `--allow-existing-cluster`, any cluster). Deploy checks the tools, creates or reuses the
+//! cluster, loads the images, takes the spare nodes out, applies the Namespace, Service and
+//! Deployment by server-side apply and waits for the pods; the watchers
+//! ([`crate::watch`]) write the timeline from then on. Load creates the generator pods;
+//! actions go to kubelets (`docker exec`), Nodes, the scale subresource and pods; collect reads
+//! the generators' reports from their logs and the sidecar samples scraped through the pod
+//! proxy; teardown deletes the namespace, and the cluster when this run created it.
+
+mod actions;
+mod collect;
+mod deploy;
+mod error;
+mod options;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use harness_core::engine::{
+    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
+};
+use harness_core::measure::{EventKind, PodSample, RunData};
+use harness_core::report::ModelAgreement;
+use harness_core::scenario::model::{Scenario, TimelineEvent};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::KubeApi;
+use crate::cluster::ClusterPlan;
+use crate::images::Manifest as ImageManifest;
+use crate::lifecycle::Cluster;
+use crate::watch::Recorder;
+pub use error::KindError;
+pub use options::{ClusterMode, ContextError, KindOptions, choose_mode};
+
+/// Pod samples by pod name.
+type Samples = Arc<Mutex<BTreeMap<String, Vec<PodSample>>>>;
+
+/// The kind target.
+pub struct KindTarget {
+    options: KindOptions,
+    /// A client to use instead of one from the kubeconfig (tests: a scripted API server).
+    client: Option<kube::Client>,
+    run: Option<Running>,
+    /// The last run's model check, kept after teardown for the summary.
+    agreement: Option<ModelAgreement>,
+}
+
+/// Everything a deployed run holds. Fields are set as deploy goes, so teardown undoes exactly
+/// what was created even when deploy stopped half-way.
+struct Running {
+    scenario: Arc<Scenario>,
+    ctx: RunContext,
+    plan: ClusterPlan,
+    images: Option<ImageManifest>,
+    /// The cluster's handle (`None` for an existing cluster).
+    cluster: Option<Cluster>,
+    /// This run created the cluster (so teardown deletes it).
+    created_cluster: bool,
+    api: Option<KubeApi>,
+    /// The run's namespace, once applied (teardown deletes it).
+    namespace: Option<String>,
+    recorder: Recorder,
+    /// Stops watchers, the sampler and late generators.
+    stop: CancellationToken,
+    stop_sampler: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+    sampler: Option<JoinHandle<()>>,
+    samples: Samples,
+    /// Generator pods created: generator name → pod name.
+    generators: Arc<Mutex<Vec<(String, String)>>>,
+    clock: Option<RunClock>,
+    deployed_at: tokio::time::Instant,
+}
+
+impl KindTarget {
+    pub fn new(options: KindOptions) -> Self {
+        KindTarget {
+            options,
+            client: None,
+            run: None,
+            agreement: None,
+        }
+    }
+
+    /// A target that talks to the API through `client` rather than the kubeconfig's context
+    /// (tests).
+    pub fn with_client(options: KindOptions, client: kube::Client) -> Self {
+        KindTarget {
+            client: Some(client),
+            ..KindTarget::new(options)
+        }
+    }
+
+    /// The model check of the last run (`modelAgreement` of summary.json).
+    pub fn model_agreement(&self) -> Option<&ModelAgreement> {
+        self.agreement.as_ref()
+    }
+
+    fn running(&mut self) -> Result<&mut Running, TargetError> {
+        self.run
+            .as_mut()
+            .ok_or_else(|| TargetError::new("using the deployment", KindError::NotDeployed))
+    }
+
+    /// Whether node actions are allowed in this run's cluster.
+    fn may_touch_nodes(&self) -> bool {
+        !matches!(self.options.mode, ClusterMode::Existing { .. }) || self.options.may_touch_nodes
+    }
+}
+
+impl Running {
+    fn api(&self) -> Result<&KubeApi, TargetError> {
+        self.api
+            .as_ref()
+            .ok_or_else(|| TargetError::new("using the API", KindError::NotDeployed))
+    }
+
+    fn namespace(&self) -> Result<&str, TargetError> {
+        self.namespace
+            .as_deref()
+            .ok_or_else(|| TargetError::new("using the namespace", KindError::NotDeployed))
+    }
+
+    /// Seconds on the run's clock (from deploy until the load starts).
+    fn t_s(&self, at: tokio::time::Instant) -> f64 {
+        match &self.clock {
+            Some(clock) => clock.t_s(at),
+            None => (at - self.deployed_at).as_secs_f64(),
+        }
+    }
+
+    fn agreement(&self) -> Option<ModelAgreement> {
+        let recorded = self.recorder.lock();
+        let log = recorded.agreement.as_ref()?;
+        // Checks count from the recorder's origin; move them onto the run's clock.
+        let offset = -self.t_s(recorded.origin);
+        Some(log.summary(offset))
+    }
+}
+
+impl Target for KindTarget {
+    fn name(&self) -> &'static str {
+        "kind"
+    }
+
+    fn capabilities(&self) -> BTreeSet<Capability> {
+        let mut can = BTreeSet::from([
+            Capability::Sidecar,
+            Capability::Sse,
+            Capability::ReadinessOnSaturation,
+            Capability::TopologyModeAuto,
+            Capability::TrafficDistribution,
+            Capability::Scale,
+            Capability::KillPod,
+        ]);
+        if self.may_touch_nodes() {
+            can.extend([
+                Capability::NodeReadiness,
+                Capability::AddNode,
+                Capability::RemoveNode,
+                Capability::RelabelNode,
+            ]);
+        }
+        // Not (yet) on kind: setAllocatableCpu (a kubelet config change and restart), rollout,
+        // the autoscaler, the load balancer; and no time scale other than 1: a real cluster
+        // keeps Kubernetes' own clocks.
+        can
+    }
+
+    async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
+        deploy::deploy(self, scenario, ctx).await
+    }
+
+    async fn start_load(&mut self, clock: &RunClock) -> Result<(), TargetError> {
+        collect::start_load(self.running()?, clock).await
+    }
+
+    async fn act(&mut self, event: &TimelineEvent) -> Result<(), TargetError> {
+        let may_touch = self.may_touch_nodes();
+        let run = self.running()?;
+        run.recorder.record(vec![EventKind::Action {
+            name: event.name.clone(),
+            description: event.to_string(),
+        }]);
+        actions::act(run, event, may_touch)
+            .await
+            .map_err(|e| TargetError::new(format!("applying `{event}`"), e))
+    }
+
+    async fn observe(&mut self) -> Result<Observation, TargetError> {
+        let run = self.running()?;
+        let max = run
+            .scenario
+            .service
+            .sidecar
+            .map(|s| u64::from(s.max_concurrency))
+            .unwrap_or(0);
+        let samples = run.samples.lock().unwrap_or_else(|e| e.into_inner());
+        let recorded = run.recorder.lock();
+        let ready = recorded.observer.ready_pods();
+        let pods = recorded
+            .observer
+            .running_pods()
+            .into_iter()
+            .filter(|p| !p.deleting)
+            .map(|p| {
+                let last = samples.get(&p.name).and_then(|v| v.last());
+                PodObservation {
+                    name: p.name.clone(),
+                    zone: p.zone.clone().unwrap_or_default(),
+                    ready: ready.contains(&p.name),
+                    in_flight: last.map_or(0, |l| l.in_flight),
+                    queue_depth: last.map_or(0, |l| l.queue_depth),
+                    max_concurrency: max,
+                }
+            })
+            .collect();
+        Ok(Observation {
+            pods,
+            hints_enabled: recorded.observer.hints_enabled(),
+            achieved_rps: None,
+            error_rate: None,
+        })
+    }
+
+    async fn collect(&mut self, interrupted: bool) -> Result<RunData, TargetError> {
+        let run = self.running()?;
+        let data = collect::collect(run, interrupted).await;
+        self.agreement = self.run.as_ref().and_then(Running::agreement);
+        data
+    }
+
+    async fn teardown(&mut self) -> Result<(), TargetError> {
+        let Some(run) = self.run.take() else {
+            return Ok(());
+        };
+        if self.agreement.is_none() {
+            self.agreement = run.agreement();
+        }
+        deploy::teardown(run).await
+    }
+}
