@@ -244,6 +244,14 @@ pub(super) async fn deploy(
         .await
         .map_err(KindError::from)
         .map_err(fail("creating the run's namespace"))?;
+    // The model check reads the Service as rendered (its routing is the harness's), so it is
+    // in place before the controller's first slice can arrive.
+    match AgreementLog::new(&manifests.service) {
+        Ok(log) => run.recorder.lock().agreement = Some(log),
+        Err(e) => run.recorder.record(vec![EventKind::Note {
+            message: format!("no model check: {e}"),
+        }]),
+    }
     run.tasks = spawn_watchers(
         &client,
         &ns,
@@ -251,17 +259,10 @@ pub(super) async fn deploy(
         &run.recorder,
         &run.stop,
     );
-    let service = api
-        .apply_namespaced(&manifests.service)
+    api.apply_namespaced(&manifests.service)
         .await
         .map_err(KindError::from)
         .map_err(fail("applying the Service"))?;
-    match AgreementLog::new(&service) {
-        Ok(log) => run.recorder.lock().agreement = Some(log),
-        Err(e) => run.recorder.record(vec![EventKind::Note {
-            message: format!("no model check: {e}"),
-        }]),
-    }
     api.apply_namespaced(&manifests.deployment)
         .await
         .map_err(KindError::from)

@@ -1,0 +1,361 @@
+//! A whole `harness run --target kind` of topology-skew (shortened by `--set`) through the
+//! engine, against a scripted API server and recording fakes of `kind` and `docker`: the exact
+//! commands (version checks, create, load, the spare's kubelet, delete), the API calls in order
+//! (namespace, Service, Deployment, generator, the node and pod actions, the namespace's
+//! deletion), the generator's report read from its log, sidecar samples through the pod proxy,
+//! the watched hints on the timeline and the model check in the summary.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use harness_core::engine::{self, RunContext, RunOptions, Silent, TimeScale};
+use harness_core::measure::EventKind;
+use harness_core::scenario::{Override, load_scenario_with};
+use harness_kind::pins::NODE_IMAGE;
+use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+use serde_json::{Value, json};
+use support::api_server::{ApiServer, Reply, list, status};
+use support::fakes::FakeTools;
+use tokio_util::sync::CancellationToken;
+use workload_contract::loadgen::Report;
+
+const NS: &str = "harness-r1";
+const CLUSTER: &str = "harness-topology-skew";
+
+fn repo(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+fn node(name: &str, zone: Option<&str>, cpu: &str) -> Value {
+    let labels = match zone {
+        Some(z) => json!({ "topology.kubernetes.io/zone": z }),
+        None => json!({ "node-role.kubernetes.io/control-plane": "" }),
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": { "name": name, "resourceVersion": "3", "labels": labels },
+        "status": { "allocatable": { "cpu": cpu },
+                    "conditions": [{ "type": "Ready", "status": "True" }] }
+    })
+}
+
+fn service_pod(i: usize) -> Value {
+    let node = if i < 2 {
+        "harness-topology-skew-worker3"
+    } else {
+        "harness-topology-skew-worker4"
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": format!("flagsvc-{i}"), "namespace": NS, "resourceVersion": "4",
+                      "labels": { "harness/role": "service" } },
+        "spec": { "nodeName": node, "containers": [{ "name": "flagsvc" }] },
+        "status": { "phase": "Running", "conditions": [{ "type": "Ready", "status": "True" }] }
+    })
+}
+
+fn slice(hinted: bool) -> Value {
+    let endpoints: Vec<Value> = (0..4)
+        .map(|i| {
+            let mut e = json!({
+                "addresses": [format!("10.244.3.{}", i + 2)],
+                "conditions": { "ready": true, "serving": true, "terminating": false },
+                "nodeName": if i < 2 { "harness-topology-skew-worker3" } else { "harness-topology-skew-worker4" },
+                "zone": "ap-northeast-2c",
+                "targetRef": { "kind": "Pod", "name": format!("flagsvc-{i}"), "namespace": NS }
+            });
+            if hinted {
+                let zone = if i < 2 { "ap-northeast-2a" } else { "ap-northeast-2c" };
+                e["hints"] = json!({ "forZones": [{ "name": zone }] });
+            }
+            e
+        })
+        .collect();
+    json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": { "name": "flagsvc-abcde", "namespace": NS, "resourceVersion": "7",
+                      "labels": { "kubernetes.io/service-name": "flagsvc" } },
+        "addressType": "IPv4", "endpoints": endpoints
+    })
+}
+
+fn report_log() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let report = Report {
+        schema: workload_contract::loadgen::SCHEMA.into(),
+        started_at_unix_ms: now,
+        attempted: 321,
+        responses: BTreeMap::from([("200".to_owned(), 321)]),
+        ..Report::default()
+    };
+    format!(
+        "2026-12-01T12:00:00Z INFO loadgen: starting\n{}\n2026-12-01T12:00:05Z INFO loadgen: done\n",
+        serde_json::to_string_pretty(&report).unwrap()
+    )
+}
+
+fn echo(body: &str) -> Reply {
+    let mut v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    if v["kind"] == "Service" {
+        v["spec"]["clusterIP"] = json!("10.96.12.34");
+    }
+    v["metadata"]["resourceVersion"] = json!("2");
+    Reply::Json(200, v)
+}
+
+fn handler(seen: &support::api_server::Seen) -> Reply {
+    let path = seen.path();
+    let watch = seen.is_watch();
+    match (seen.method.as_str(), path) {
+        ("PATCH", _) if !path.starts_with("/api/v1/nodes") => echo(&seen.body),
+        ("GET", "/api/v1/nodes") if watch => Reply::Watch { events: vec![], hold: true },
+        ("GET", "/api/v1/nodes") => list(
+            "NodeList",
+            "v1",
+            vec![
+                node("harness-topology-skew-control-plane", None, "8"),
+                node("harness-topology-skew-worker", Some("ap-northeast-2a"), "4"),
+                node("harness-topology-skew-worker2", Some("ap-northeast-2a"), "4"),
+                node("harness-topology-skew-worker3", Some("ap-northeast-2c"), "4"),
+                node("harness-topology-skew-worker4", Some("ap-northeast-2c"), "4"),
+            ],
+        ),
+        ("GET", p) if p.ends_with("/endpointslices") && watch => Reply::Watch {
+            events: vec![json!({ "type": "ADDED", "object": slice(true) })],
+            hold: true,
+        },
+        ("GET", p) if p.ends_with("/pods") && watch => Reply::Watch { events: vec![], hold: true },
+        ("GET", p) if p.ends_with("/pods") => {
+            list("PodList", "v1", (0..4).map(service_pod).collect())
+        }
+        ("GET", p) if p.ends_with("/events") && watch => Reply::Watch {
+            events: vec![json!({ "type": "ADDED", "object": {
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": { "name": "flagsvc.1", "namespace": NS, "uid": "e1", "resourceVersion": "8" },
+                "involvedObject": { "kind": "Service", "name": "flagsvc", "namespace": NS },
+                "reason": "TopologyAwareHintsEnabled", "message": "Topology Aware Hints has been enabled",
+                "type": "Normal", "count": 1 } })],
+            hold: true,
+        },
+        ("GET", p) if p.ends_with("/endpointslices") || p.ends_with("/events") => {
+            list("List", "v1", vec![])
+        }
+        ("GET", p) if p == format!("/apis/apps/v1/namespaces/{NS}/deployments/flagsvc") => {
+            Reply::Json(
+                200,
+                json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": { "name": "flagsvc", "namespace": NS },
+                        "spec": { "selector": {}, "template": {} },
+                        "status": { "replicas": 4, "readyReplicas": 4 } }),
+            )
+        }
+        ("GET", p) if p == format!("/api/v1/namespaces/{NS}/services/flagsvc") => Reply::Json(
+            200,
+            json!({ "apiVersion": "v1", "kind": "Service",
+                    "metadata": { "name": "flagsvc", "namespace": NS },
+                    "spec": { "clusterIP": "10.96.12.34" } }),
+        ),
+        ("GET", p) if p.ends_with("/pods/gen-ingress-2a") => Reply::Json(
+            200,
+            json!({ "apiVersion": "v1", "kind": "Pod",
+                    "metadata": { "name": "gen-ingress-2a", "namespace": NS },
+                    "status": { "phase": "Succeeded" } }),
+        ),
+        ("GET", p) if p.ends_with("/pods/gen-ingress-2a/log") => Reply::Text(200, report_log()),
+        ("GET", p) if p.contains(":9090/proxy/metrics") => Reply::Text(
+            200,
+            "sidecar_in_flight 2\nsidecar_queue_depth 1\nsidecar_received_total 80\nsidecar_admitted_total 79\n# EOF\n"
+                .into(),
+        ),
+        ("DELETE", _) => Reply::Json(200, json!({ "kind": "Status", "apiVersion": "v1", "status": "Success" })),
+        _ => status(404, "NotFound", &format!("not scripted: {} {}", seen.method, seen.uri)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topology_skew_runs_end_to_end_against_fakes() {
+    let server = ApiServer::start(handler).await;
+    let mut fakes = FakeTools::new(&["kind", "docker"]);
+    fakes
+        .respond("docker version", "24.0.7\n", "", 0)
+        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
+        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
+    let out = tempfile::tempdir().unwrap();
+    let kubeconfig = out.path().join("kubeconfig");
+    let overrides: Vec<Override> = [
+        "load.warmup=1s",
+        "load.duration=4s",
+        "timeline[node-added].at=1s",
+        "timeline[node-removed].at=2s",
+        "timeline[pod-churn].at=3s",
+    ]
+    .iter()
+    .map(|o| Override::parse(o).unwrap())
+    .collect();
+    let scenario =
+        load_scenario_with(&repo("scenarios/topology-skew.yaml"), None, &overrides).unwrap();
+    let options = KindOptions {
+        mode: ClusterMode::Create,
+        kubeconfig: Some(kubeconfig.clone()),
+        host_cpus: 8,
+        images: repo("harness/kind/tests/fixtures/images.json"),
+        tools: fakes.toolbox_alone(),
+        may_touch_nodes: false,
+    };
+    let mut target = KindTarget::with_client(options, server.client());
+    let ctx = RunContext {
+        run_id: "r1".into(),
+        out_dir: out.path().join("run"),
+        seed: 1,
+        time_scale: TimeScale::REAL,
+    };
+    let outcome = engine::run(
+        &mut target,
+        &scenario,
+        &ctx,
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap();
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+
+    // kind and docker: exactly these commands, in this order.
+    let config = ctx.out_dir.join("kind-config.yaml");
+    let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let mut create = words("kind create cluster --name harness-topology-skew --config");
+    create.extend([
+        config.display().to_string(),
+        "--image".into(),
+        NODE_IMAGE.into(),
+    ]);
+    create.extend(["--kubeconfig".into(), kubeconfig.display().to_string()]);
+    let mut delete = words("kind delete cluster --name harness-topology-skew");
+    delete.extend(["--kubeconfig".into(), kubeconfig.display().to_string()]);
+    assert_eq!(
+        fakes.calls(),
+        [
+            vec![
+                "docker".to_owned(),
+                "version".into(),
+                "--format".into(),
+                "{{.Server.Version}}".into()
+            ],
+            words("kind version"),
+            words("kind get clusters"),
+            create,
+            words(&format!(
+                "kind load docker-image harness/flagsvc:sha256-1111111111111111 harness/sidecar:sha256-2222222222222222 harness/loadgen:sha256-3333333333333333 --name {CLUSTER}"
+            )),
+            words("docker exec harness-topology-skew-worker5 systemctl stop kubelet"),
+            words("docker exec harness-topology-skew-worker5 systemctl start kubelet"),
+            words("docker exec harness-topology-skew-worker5 systemctl stop kubelet"),
+            delete,
+        ]
+    );
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("name: \"harness-topology-skew\"")
+    );
+
+    // The API calls the target made (watch lists and streams aside), in order.
+    let calls: Vec<String> = server
+        .calls()
+        .into_iter()
+        .filter(|c| {
+            !(c.method == "GET"
+                && (c.path().ends_with("/nodes")
+                    || c.path().ends_with("/endpointslices")
+                    || c.path().ends_with("/events")
+                    || c.path().ends_with("/pods")
+                    || c.path().contains("/proxy/")
+                    || c.path().ends_with("/deployments/flagsvc")))
+        })
+        .map(|c| format!("{} {}", c.method, c.path()))
+        .collect();
+    let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+    assert_eq!(
+        calls,
+        [
+            "DELETE /api/v1/nodes/harness-topology-skew-worker5",
+            "PATCH /api/v1/namespaces/harness-r1",
+            "PATCH /api/v1/namespaces/harness-r1/services/flagsvc",
+            "PATCH /apis/apps/v1/namespaces/harness-r1/deployments/flagsvc",
+            "GET /api/v1/namespaces/harness-r1/services/flagsvc",
+            "PATCH /api/v1/namespaces/harness-r1/pods/gen-ingress-2a",
+            "DELETE /api/v1/nodes/harness-topology-skew-worker5",
+            "DELETE /api/v1/namespaces/harness-r1/pods/flagsvc-3",
+            "GET /api/v1/namespaces/harness-r1/pods/gen-ingress-2a",
+            "GET /api/v1/namespaces/harness-r1/pods/gen-ingress-2a/log",
+            "DELETE /api/v1/namespaces/harness-r1",
+        ]
+    );
+    let seen = server.seen();
+    let proxied = seen
+        .iter()
+        .filter(|s| s.path() == "/api/v1/namespaces/harness-r1/pods/flagsvc-0:9090/proxy/metrics")
+        .count();
+    assert!(
+        proxied >= 1,
+        "the sidecars are scraped through the pod proxy"
+    );
+    let generator_pod = seen
+        .iter()
+        .find(|s| s.method == "PATCH" && s.path().ends_with("/pods/gen-ingress-2a"))
+        .unwrap()
+        .json();
+    let args = generator_pod["spec"]["containers"][0]["args"].clone();
+    assert!(
+        args.as_array()
+            .unwrap()
+            .contains(&json!("http://10.96.12.34:80/flags/checkout")),
+        "{args}"
+    );
+
+    // The same RunData as locally: the report from the log, samples, the watched timeline.
+    let data = &outcome.data;
+    assert_eq!(data.generators.len(), 1);
+    assert_eq!(data.generators[0].report.attempted, 321);
+    assert_eq!(data.generators[0].zone, "ap-northeast-2a");
+    let names: Vec<&str> = data.pods.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["flagsvc-0", "flagsvc-1", "flagsvc-2", "flagsvc-3"]);
+    let last = data.pods[0].samples.last().expect("samples");
+    assert_eq!((last.received, last.admitted, last.in_flight), (80, 79, 2));
+    assert_eq!(data.pods[0].zone, "ap-northeast-2c");
+    let hints: Vec<bool> = data
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Hints { enabled, .. } => Some(*enabled),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hints, [true]);
+    assert!(data.events.iter().any(|e| matches!(&e.kind,
+        EventKind::KubeEvent { reason, .. } if reason == "TopologyAwareHintsEnabled")));
+    let actions: Vec<&str> = data
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Action { name, .. } => name.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(actions, ["node-added", "node-removed", "pod-churn"]);
+
+    // The model check: at 0.5 / 0.5 the controller's hints are the model's.
+    let agreement = target.model_agreement().expect("a model check");
+    assert_eq!(
+        (agreement.checks, agreement.agreed),
+        (1, 1),
+        "{agreement:?}"
+    );
+}
