@@ -359,3 +359,240 @@ async fn topology_skew_runs_end_to_end_against_fakes() {
         "{agreement:?}"
     );
 }
+
+fn short_scenario() -> harness_core::scenario::Scenario {
+    let overrides: Vec<Override> = [
+        "load.warmup=1s",
+        "load.duration=4s",
+        "timeline[node-added].at=1s",
+        "timeline[node-removed].at=2s",
+        "timeline[pod-churn].at=3s",
+    ]
+    .iter()
+    .map(|o| Override::parse(o).unwrap())
+    .collect();
+    load_scenario_with(&repo("scenarios/topology-skew.yaml"), None, &overrides).unwrap()
+}
+
+fn options(fakes: &FakeTools, mode: ClusterMode, kubeconfig: std::path::PathBuf) -> KindOptions {
+    KindOptions {
+        mode,
+        kubeconfig: Some(kubeconfig),
+        host_cpus: 8,
+        images: repo("harness/kind/tests/fixtures/images.json"),
+        tools: fakes.toolbox_alone(),
+        may_touch_nodes: false,
+    }
+}
+
+fn ctx(out: &std::path::Path) -> RunContext {
+    RunContext {
+        run_id: "r1".into(),
+        out_dir: out.join("run"),
+        seed: 1,
+        time_scale: TimeScale::REAL,
+    }
+}
+
+fn healthy_tools() -> FakeTools {
+    let mut fakes = FakeTools::new(&["kind", "docker"]);
+    fakes
+        .respond("docker version", "24.0.7\n", "", 0)
+        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
+        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
+    fakes
+}
+
+/// A Deployment the API server refuses: the run fails in deploy, and what it created — the
+/// namespace and the cluster — is deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_deploy_deletes_the_namespace_and_the_cluster_it_created() {
+    let server = ApiServer::start(|seen| {
+        if seen.method == "PATCH" && seen.path().ends_with("/deployments/flagsvc") {
+            return status(
+                422,
+                "Invalid",
+                "Deployment.apps \"flagsvc\" is invalid: spec.template.spec.containers[0].image: Required value",
+            );
+        }
+        handler(seen)
+    })
+    .await;
+    let fakes = healthy_tools();
+    let out = tempfile::tempdir().unwrap();
+    let mut target = KindTarget::with_client(
+        options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
+        server.client(),
+    );
+    let err = engine::run(
+        &mut target,
+        &short_scenario(),
+        &ctx(out.path()),
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap_err();
+    let text = engine::error_chain(&err);
+    assert!(text.contains("applying the Deployment"), "{text}");
+    assert!(
+        text.contains("HTTP 422") && text.contains("Required value"),
+        "{text}"
+    );
+    assert_eq!(
+        err.exit_status(),
+        harness_core::engine::ExitStatus::Infrastructure
+    );
+    let last = fakes.calls().last().cloned().unwrap();
+    assert_eq!(&last[..5], ["kind", "delete", "cluster", "--name", CLUSTER]);
+    assert!(
+        server
+            .calls()
+            .iter()
+            .any(|c| c.method == "DELETE" && c.path() == "/api/v1/namespaces/harness-r1"),
+        "the namespace is deleted"
+    );
+}
+
+/// No kind on PATH: the run stops before anything is created and says what to install.
+#[tokio::test]
+async fn missing_kind_stops_before_anything_is_created() {
+    let server = ApiServer::start(handler).await;
+    let mut fakes = FakeTools::new(&["docker"]);
+    fakes.respond("docker version", "24.0.7\n", "", 0);
+    let out = tempfile::tempdir().unwrap();
+    let mut target = KindTarget::with_client(
+        options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
+        server.client(),
+    );
+    let err = engine::run(
+        &mut target,
+        &short_scenario(),
+        &ctx(out.path()),
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap_err();
+    let text = engine::error_chain(&err);
+    assert!(text.contains("`kind` is not installed"), "{text}");
+    assert!(text.contains("kind v0.33.0 or newer"), "{text}");
+    assert_eq!(
+        err.exit_status(),
+        harness_core::engine::ExitStatus::Infrastructure
+    );
+    assert_eq!(
+        fakes.calls(),
+        [vec![
+            "docker".to_owned(),
+            "version".into(),
+            "--format".into(),
+            "{{.Server.Version}}".into()
+        ]]
+    );
+    assert!(server.seen().is_empty(), "no API call");
+}
+
+/// An existing cluster: node actions are refused before anything runs unless
+/// `--may-touch-nodes`; a time scale other than 1 is refused on kind.
+#[tokio::test]
+async fn what_kind_cannot_do_is_refused_up_front() {
+    let fakes = healthy_tools();
+    let out = tempfile::tempdir().unwrap();
+    let existing = ClusterMode::Existing {
+        context: "staging".into(),
+    };
+    let mut target = KindTarget::new(options(&fakes, existing.clone(), out.path().join("kc")));
+    let err = engine::run(
+        &mut target,
+        &short_scenario(),
+        &ctx(out.path()),
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("target `kind` cannot run this scenario")
+            && text.contains("the addNode action")
+            && text.contains("the removeNode action"),
+        "{text}"
+    );
+    let mut allowed = options(&fakes, existing, out.path().join("kc"));
+    allowed.may_touch_nodes = true;
+    let caps = harness_core::engine::Target::capabilities(&KindTarget::new(allowed));
+    assert!(caps.contains(&harness_core::engine::Capability::AddNode));
+
+    let mut target = KindTarget::new(options(&fakes, ClusterMode::Create, out.path().join("kc")));
+    let mut scaled = ctx(out.path());
+    scaled.time_scale = TimeScale::new(0.1).unwrap();
+    let err = engine::run(
+        &mut target,
+        &short_scenario(),
+        &scaled,
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("run with --time-scale 1"), "{err}");
+    assert!(fakes.calls().is_empty(), "nothing ran");
+}
+
+/// Ctrl-C during the load: the generator is stopped through deletion, its partial report read
+/// from its followed log, the run marked partial, and everything deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
+    let server = ApiServer::start(|seen| {
+        if seen.path().ends_with("/pods/gen-ingress-2a/log") {
+            assert_eq!(seen.query("follow").as_deref(), Some("true"));
+        }
+        handler(seen)
+    })
+    .await;
+    let fakes = healthy_tools();
+    let out = tempfile::tempdir().unwrap();
+    let mut target = KindTarget::with_client(
+        options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
+        server.client(),
+    );
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        stop.cancel();
+    });
+    let outcome = engine::run(
+        &mut target,
+        &short_scenario(),
+        &ctx(out.path()),
+        &RunOptions { keep: false },
+        cancel,
+        &Silent,
+    )
+    .await
+    .unwrap();
+    assert!(outcome.interrupted && outcome.summary.partial);
+    assert_eq!(outcome.data.generators[0].report.attempted, 321);
+    let deleted: Vec<String> = server
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "DELETE")
+        .map(|c| c.path().to_owned())
+        .collect();
+    assert!(
+        deleted.contains(&"/api/v1/namespaces/harness-r1/pods/gen-ingress-2a".to_owned()),
+        "{deleted:?}"
+    );
+    assert_eq!(
+        deleted.last().map(String::as_str),
+        Some("/api/v1/namespaces/harness-r1")
+    );
+    let last = fakes.calls().last().cloned().unwrap();
+    assert_eq!(&last[..3], ["kind", "delete", "cluster"]);
+}
