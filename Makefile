@@ -4,6 +4,7 @@
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
 #   make images  (one Docker image per workload for the kind target; needs a Docker engine)
+#   make e2e-kind  (the kind target on a real kind cluster: needs Docker, kind and internet)
 #   make report-screenshot  (renders the recorded reports in headless Chromium; refreshes docs/)
 
 CARGO   ?= cargo
@@ -14,10 +15,10 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean images scenario-% scenario-autoscaler report-screenshot
+.PHONY: help build test lint fmt bench clean images e2e-kind scenario-% scenario-autoscaler report-screenshot
 
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,9p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -49,6 +50,12 @@ test: lint
 ## (docs/kind-target.md#images). Writes target/harness-images.json.
 images:
 	$(CARGO) run -q -p harness -- images
+
+## The shipped scenarios the kind target can run, on a real kind cluster it creates and deletes
+## (docs/kind-target.md#a-live-run). Not part of `make test`: no cluster can be created on the
+## build machines.
+e2e-kind:
+	bash scripts/e2e-kind.sh
 
 fmt:
 	$(CARGO) fmt --all
