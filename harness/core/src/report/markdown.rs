@@ -1,12 +1,13 @@
 //! `report.md`: a short report for a CI step summary (GitHub-flavoured Markdown) — verdict,
 //! explanation, the expectations table (✅/❌ and words), the reconciled per-pod table (the
-//! pod's sidecar beside what its callers got back) and the hint events.
+//! pod's sidecar beside what its callers got back), the hint events and, on a cluster target,
+//! where kube-model disagreed with the real EndpointSlice controller.
 
 use std::fmt::Write;
 
-use super::Summary;
 use super::reconcile::{Column, Side, columns, pod_rows, totals};
 use super::text::{disagreements, observed_text, threshold_text, verdict_text};
+use super::{ModelAgreement, Summary};
 
 /// Renders the Markdown report for `summary`.
 pub fn render_markdown(summary: &Summary) -> String {
@@ -63,10 +64,42 @@ pub fn render_markdown(summary: &Summary) -> String {
             let _ = writeln!(md, "- {:.1}s {}: {}", ev.t_s, ev.reason, ev.message);
         }
     }
+    if let Some(agreement) = &summary.model_agreement {
+        model_agreement(&mut md, agreement);
+    }
     if let Some(inv) = &summary.invocation {
         let _ = writeln!(md, "\nReproduce: `{}`", inv.command);
     }
     md
+}
+
+/// How the real EndpointSlice controller's hints compared with kube-model's (cluster targets).
+fn model_agreement(md: &mut String, agreement: &ModelAgreement) {
+    let _ = writeln!(
+        md,
+        "\nModel agreement: kube-model agreed with the cluster's EndpointSlice controller at {} of {} EndpointSlice changes.",
+        agreement.agreed, agreement.checks
+    );
+    let per_zone = |counts: &std::collections::BTreeMap<String, u64>| {
+        if counts.is_empty() {
+            "no hints".to_owned()
+        } else {
+            counts
+                .iter()
+                .map(|(zone, n)| format!("{zone}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    for check in agreement.changes.iter().filter(|c| !c.agreed) {
+        let _ = writeln!(
+            md,
+            "- {:.1}s: the controller's slices had {}; the model would have {}",
+            check.t_s,
+            per_zone(&check.real_per_zone),
+            per_zone(&check.model_per_zone)
+        );
+    }
 }
 
 fn pods_table(md: &mut String, summary: &Summary) {
@@ -148,7 +181,44 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::AgreementCheck;
     use crate::report::fixture::failing_summary;
+
+    #[test]
+    fn model_agreement_lists_the_disagreements() {
+        let mut summary = failing_summary();
+        assert!(!render_markdown(&summary).contains("Model agreement"));
+        let check = |t_s: f64, agreed: bool, real: u64| AgreementCheck {
+            t_s,
+            agreed,
+            real_hints: real > 0,
+            model_hints: true,
+            real_per_zone: if real > 0 {
+                [("zone-a".to_owned(), real)].into()
+            } else {
+                Default::default()
+            },
+            model_per_zone: [("zone-a".to_owned(), 2)].into(),
+            ..AgreementCheck::default()
+        };
+        summary.model_agreement = Some(ModelAgreement {
+            checks: 2,
+            agreed: 1,
+            changes: vec![check(1.0, true, 2), check(12.5, false, 0)],
+        });
+        let md = render_markdown(&summary);
+        assert!(
+            md.contains("agreed with the cluster's EndpointSlice controller at 1 of 2"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "- 12.5s: the controller's slices had no hints; the model would have zone-a: 2"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains("- 1.0s:"), "agreements are only counted");
+    }
 
     #[test]
     fn shows_verdict_explanation_and_expectation_rows() {
