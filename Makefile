@@ -52,7 +52,7 @@ images:
 	$(CARGO) run -q -p harness -- images
 
 ## The shipped scenarios the kind target can run, on a real kind cluster it creates and deletes
-## (docs/kind-target.md#a-live-run). Not part of `make test`: no cluster can be created on the
+## (docs/kind-target.md#a-run-on-kind). Not part of `make test`: no cluster can be created on the
 ## build machines.
 e2e-kind:
 	bash scripts/e2e-kind.sh

@@ -3,7 +3,7 @@
 //! patches and deletions, the Deployment's scale subresource, pod deletion, a finished pod's log
 //! and a GET through the API server's pod proxy (the sidecar metrics, without port-forward
 //! processes). Every failure is an [`ApiError`] naming the operation and saying what the status
-//! means for the run (403: the RBAC the harness needs, docs/kind-target.md#rbac; 404, 409,
+//! means for the run (403: the RBAC the harness needs, docs/kind-target.md#rbac-for-a-shared-cluster; 404, 409,
 //! 422...).
 
 use std::fmt;
@@ -35,7 +35,7 @@ impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let meaning = match self.status {
             Some(403) => {
-                " — forbidden: the credentials of this kubeconfig context lack a permission the harness needs (docs/kind-target.md#rbac lists what it reads and writes)"
+                " — forbidden: the credentials of this kubeconfig context lack a permission the harness needs (docs/kind-target.md#rbac-for-a-shared-cluster lists what it reads and writes)"
             }
             Some(401) => " — unauthorized: the kubeconfig's credentials were refused",
             Some(404) => {

@@ -170,7 +170,10 @@ async fn api_errors_say_what_they_mean_for_the_run() {
         "{text}"
     );
     assert!(text.contains("cannot delete resource"), "{text}");
-    assert!(text.contains("docs/kind-target.md#rbac"), "{text}");
+    assert!(
+        text.contains("docs/kind-target.md#rbac-for-a-shared-cluster"),
+        "{text}"
+    );
 
     let e = api.delete_pod("ns", "gone").await.unwrap_err();
     assert!(

@@ -1,8 +1,9 @@
 //! `harness plan FILE --target kind --output-dir DIR`: the kind cluster config and every object
-//! a kind run would apply, in apply order, written for review (or `kubectl apply` by
-//! hand): `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
-//! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`). Generators send to the Service's DNS name here (a run uses
-//! its ClusterIP once the Service exists). Starts nothing.
+//! a kind run would apply, in apply order, written for review (or `kubectl apply` by hand):
+//! `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
+//! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`). Generators
+//! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
+//! Starts nothing.
 
 use std::path::Path;
 

@@ -51,8 +51,8 @@ pub struct RunArgs {
     /// timestamped lines elsewhere (or when NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
-    /// Leave the deployment running after the run (processes keep running until you stop
-    /// them; on the local target they end with the harness process).
+    /// Leave the deployment running after the run (on the local target its processes end with
+    /// the harness process; on kind the namespace, and a cluster the run created, stay).
     #[arg(long)]
     pub keep: bool,
     #[command(flatten)]
