@@ -99,6 +99,27 @@ pub fn start_kubelet(cluster: &str, node: &str) -> Result<Cmd, LifecycleError> {
     node_command(cluster, node, &["systemctl", "start", "kubelet"])
 }
 
+/// Where kubeadm wrote the kubelet's flags in a kind node (`KUBELET_KUBEADM_ARGS`, from the
+/// node's `kubeletExtraArgs`; kubeadm `WriteKubeletDynamicEnvFile`).
+pub const KUBEADM_FLAGS_ENV: &str = "/var/lib/kubelet/kubeadm-flags.env";
+
+/// `setAllocatableCpu`: rewrites the node kubelet's `--kube-reserved=cpu=...m` (which the
+/// harness's kind config always sets on shaped nodes) to `reserved_millicpu` and restarts the
+/// kubelet, which then reports the new allocatable CPU. Fails, saying so, when the flag is not
+/// in the file (a node the harness did not shape).
+pub fn set_kube_reserved_cpu(
+    cluster: &str,
+    node: &str,
+    reserved_millicpu: u64,
+) -> Result<Cmd, LifecycleError> {
+    let flag = format!("--kube-reserved=cpu={reserved_millicpu}m");
+    let script = format!(
+        "grep -q -- '--kube-reserved=cpu=' {KUBEADM_FLAGS_ENV} || {{ echo 'no --kube-reserved=cpu= in {KUBEADM_FLAGS_ENV}: not a node the harness shaped' >&2; exit 1; }}; \
+         sed -i -E 's/--kube-reserved=cpu=[0-9]+m/{flag}/' {KUBEADM_FLAGS_ENV} && systemctl restart kubelet"
+    );
+    node_command(cluster, node, &["sh", "-c", &script])
+}
+
 fn node_command(cluster: &str, node: &str, command: &[&str]) -> Result<Cmd, LifecycleError> {
     ours(cluster)?;
     if !node.starts_with(&format!("{cluster}-")) {
@@ -177,6 +198,17 @@ impl Cluster {
         Ok(())
     }
 
+    /// See [`set_kube_reserved_cpu`].
+    pub fn set_kube_reserved_cpu(
+        &self,
+        node: &str,
+        reserved_millicpu: u64,
+    ) -> Result<(), LifecycleError> {
+        self.tools
+            .output(&set_kube_reserved_cpu(&self.name, node, reserved_millicpu)?)?;
+        Ok(())
+    }
+
     /// Deletes the cluster (kind deletes a missing cluster without error).
     pub fn delete(&self) -> Result<(), LifecycleError> {
         let cmd = delete_cluster(&self.name, self.kubeconfig.as_deref())?;
@@ -230,6 +262,49 @@ mod tests {
         assert_eq!(
             delete_cluster("harness-x", None).unwrap().command_line(),
             "kind delete cluster --name harness-x"
+        );
+        let reserve = set_kube_reserved_cpu("harness-x", "harness-x-worker", 2500).unwrap();
+        let args = reserve.get_args();
+        assert_eq!(&args[..4], ["exec", "harness-x-worker", "sh", "-c"]);
+        assert!(
+            args[4].contains(
+                "sed -i -E 's/--kube-reserved=cpu=[0-9]+m/--kube-reserved=cpu=2500m/' /var/lib/kubelet/kubeadm-flags.env && systemctl restart kubelet"
+            ),
+            "{}",
+            args[4]
+        );
+    }
+
+    /// The script really rewrites a kubeadm-flags.env as kubeadm writes it (with `systemctl`
+    /// replaced by `true`), and refuses a file without the flag.
+    #[test]
+    fn the_reservation_script_rewrites_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kubeadm-flags.env");
+        std::fs::write(
+            &file,
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --kube-reserved=cpu=4000m --node-ip=172.18.0.3 --node-labels=topology.kubernetes.io/zone=a\"\n",
+        )
+        .unwrap();
+        let cmd = set_kube_reserved_cpu("harness-x", "harness-x-worker", 6000).unwrap();
+        let script = cmd.get_args()[4]
+            .replace(KUBEADM_FLAGS_ENV, &file.display().to_string())
+            .replace("systemctl restart kubelet", "true");
+        let tools = Toolbox::new();
+        tools.output(&Cmd::new("sh").args(["-c", &script])).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(" --kube-reserved=cpu=6000m --node-ip"),
+            "{text}"
+        );
+        assert!(!text.contains("4000m"));
+        std::fs::write(&file, "KUBELET_KUBEADM_ARGS=\"--node-ip=172.18.0.3\"\n").unwrap();
+        let err = tools
+            .output(&Cmd::new("sh").args(["-c", &script]))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not a node the harness shaped"),
+            "{err}"
         );
     }
 

@@ -525,7 +525,11 @@ async fn what_kind_cannot_do_is_refused_up_front() {
     let mut allowed = options(&fakes, existing, out.path().join("kc"));
     allowed.may_touch_nodes = true;
     let caps = harness_core::engine::Target::capabilities(&KindTarget::new(allowed));
-    assert!(caps.contains(&harness_core::engine::Capability::AddNode));
+    assert!(caps.contains(&harness_core::engine::Capability::RelabelNode));
+    assert!(
+        !caps.contains(&harness_core::engine::Capability::AddNode),
+        "no docker exec into another cluster's nodes"
+    );
 
     let mut target = KindTarget::new(options(&fakes, ClusterMode::Create, out.path().join("kc")));
     let mut scaled = ctx(out.path());

@@ -71,11 +71,12 @@ pub struct KindFlags {
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// kind: run in the existing cluster of --context (e.g. a staging cluster): the cluster is
-    /// never created or deleted, only the run's namespace; node actions need --may-touch-nodes.
+    /// never created or deleted, only the run's namespace; node actions are refused there
+    /// (relabelNode is allowed with --may-touch-nodes).
     #[arg(long)]
     pub allow_existing_cluster: bool,
-    /// kind, with --allow-existing-cluster: the scenario may stop kubelets and delete or relabel
-    /// Nodes of that cluster.
+    /// kind, with --allow-existing-cluster: the scenario may relabel that cluster's Nodes (its
+    /// other node actions need kind's node containers and are refused there).
     #[arg(long)]
     pub may_touch_nodes: bool,
     /// kind: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).

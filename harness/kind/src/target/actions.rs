@@ -6,6 +6,7 @@
 //! | `addNode` | starts the spare's kubelet: it registers its Node (with its zone label) |
 //! | `removeNode` | deletes the Node, then stops the kubelet so it does not register again |
 //! | `relabelNode` | merge-patches the Node's `topology.kubernetes.io/zone` |
+//! | `setAllocatableCpu` | rewrites the kubelet's `--kube-reserved=cpu=` (scaled as the plan scales every node) and restarts it |
 //! | `scale` | the Deployment's scale subresource |
 //! | `killPod` / `killPickedPod` | deletes the pod (its grace period is the Deployment's) |
 //!
@@ -91,6 +92,7 @@ pub(super) async fn act(
             | Action::AddNode { .. }
             | Action::RemoveNode { .. }
             | Action::RelabelNode { .. }
+            | Action::SetAllocatableCpu { .. }
     );
     if node_action && !may_touch_nodes {
         return Err(KindError::NodesUntouchable(event.to_string()));
@@ -128,8 +130,21 @@ pub(super) async fn act(
             let pod = pick_pod(run, &event.action)?;
             Ok(api.delete_pod(&ns, &pod).await?)
         }
-        Action::SetAllocatableCpu { .. } | Action::Rollout(_) => {
-            Err(KindError::Unsupported(event.to_string()))
+        Action::SetAllocatableCpu {
+            node,
+            allocatable_millicpu,
+        } => {
+            let kind_name = kind_node(run, node)?.kind_name.clone();
+            let reserved = run.plan.cpu_scale.reserved(*allocatable_millicpu);
+            let cluster = cluster(run, &event.to_string())?;
+            tokio::task::spawn_blocking(move || cluster.set_kube_reserved_cpu(&kind_name, reserved))
+                .await
+                .map_err(|e| KindError::Io {
+                    context: "docker exec".into(),
+                    source: std::io::Error::other(e.to_string()),
+                })?
+                .map_err(KindError::from)
         }
+        Action::Rollout(_) => Err(KindError::Unsupported(event.to_string())),
     }
 }

@@ -154,17 +154,23 @@ impl Target for KindTarget {
             Capability::Scale,
             Capability::KillPod,
         ]);
-        if self.may_touch_nodes() {
+        if matches!(self.options.mode, ClusterMode::Existing { .. }) {
+            // Another cluster's nodes are no containers to `docker exec` into: only their Node
+            // objects can change, and only when allowed.
+            if self.options.may_touch_nodes {
+                can.insert(Capability::RelabelNode);
+            }
+        } else {
             can.extend([
                 Capability::NodeReadiness,
                 Capability::AddNode,
                 Capability::RemoveNode,
                 Capability::RelabelNode,
+                Capability::SetAllocatableCpu,
             ]);
         }
-        // Not (yet) on kind: setAllocatableCpu (a kubelet config change and restart), rollout,
-        // the autoscaler, the load balancer; and no time scale other than 1: a real cluster
-        // keeps Kubernetes' own clocks.
+        // Not (yet) on kind: rollout, the autoscaler, the load balancer; and no time scale
+        // other than 1: a real cluster keeps Kubernetes' own clocks.
         can
     }
 

@@ -33,8 +33,8 @@ pub struct KindOptions {
     pub images: PathBuf,
     /// Runs `kind` and `docker`.
     pub tools: Toolbox,
-    /// With an existing cluster: the scenario may stop kubelets, delete and relabel Nodes
-    /// (`--may-touch-nodes`). Always true for clusters the harness created.
+    /// With an existing cluster: the scenario may relabel its Nodes (`--may-touch-nodes`); the
+    /// other node actions need kind's node containers. Not read for clusters the harness made.
     pub may_touch_nodes: bool,
 }
 
