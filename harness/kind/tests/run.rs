@@ -100,6 +100,21 @@ fn report_log() -> String {
     )
 }
 
+static SCRAPES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Progress that keeps each tick's live error rate.
+#[derive(Default)]
+struct Ticks(std::sync::Mutex<Vec<Option<f64>>>);
+
+impl harness_core::engine::Progress for Ticks {
+    fn phase(&self, _: &str) {}
+    fn tick(&self, _: f64, _: f64, o: &harness_core::engine::Observation) {
+        self.0.lock().unwrap().push(o.error_rate);
+        assert!(o.achieved_rps.is_none_or(|r| r > 0.0));
+    }
+    fn note(&self, _: &str) {}
+}
+
 fn echo(body: &str) -> Reply {
     let mut v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     if v["kind"] == "Service" {
@@ -168,6 +183,19 @@ fn handler(seen: &support::api_server::Seen) -> Reply {
                     "status": { "phase": "Succeeded" } }),
         ),
         ("GET", p) if p.ends_with("/pods/gen-ingress-2a/log") => Reply::Text(200, report_log()),
+        ("GET", p) if p.contains("gen-ingress-2a:9091/proxy/metrics") => {
+            // 100 more requests at every scrape, one in ten failed.
+            let n = SCRAPES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            Reply::Text(
+                200,
+                format!(
+                    "loadgen_attempted_total {}\nloadgen_responses_total{{code=\"200\"}} {}\nloadgen_responses_total{{code=\"503\"}} {}\n# EOF\n",
+                    100 * n,
+                    90 * n,
+                    10 * n
+                ),
+            )
+        }
         ("GET", p) if p.contains(":9090/proxy/metrics") => Reply::Text(
             200,
             "sidecar_in_flight 2\nsidecar_queue_depth 1\nsidecar_received_total 80\nsidecar_admitted_total 79\n# EOF\n"
@@ -215,17 +243,21 @@ async fn topology_skew_runs_end_to_end_against_fakes() {
         seed: 1,
         time_scale: TimeScale::REAL,
     };
+    let ticks = Ticks::default();
     let outcome = engine::run(
         &mut target,
         &scenario,
         &ctx,
         &RunOptions { keep: false },
         CancellationToken::new(),
-        &Silent,
+        &ticks,
     )
     .await
     .unwrap();
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    // Live rates from the generator's counters through the pod proxy: 1 in 10 failed.
+    let rates = ticks.0.lock().unwrap().clone();
+    assert!(rates.contains(&Some(0.1)), "{rates:?}");
 
     // kind and docker: exactly these commands, in this order.
     let config = ctx.out_dir.join("kind-config.yaml");

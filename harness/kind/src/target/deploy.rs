@@ -121,6 +121,7 @@ pub(super) async fn deploy(
         generators: Default::default(),
         clock: None,
         deployed_at: Instant::now(),
+        last_counters: None,
     });
 
     // Before anything is created: the tools, the images, the cluster's name.

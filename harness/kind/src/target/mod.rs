@@ -15,6 +15,7 @@ mod options;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
@@ -29,9 +30,11 @@ use crate::api::KubeApi;
 use crate::cluster::ClusterPlan;
 use crate::images::Manifest as ImageManifest;
 use crate::lifecycle::Cluster;
+use crate::manifests::LOADGEN_METRICS_PORT;
 use crate::watch::Recorder;
 pub use error::KindError;
 pub use options::{ClusterMode, ContextError, KindOptions, choose_mode};
+use workload_contract::loadgen::LoadgenCounters;
 
 /// Pod samples by pod name.
 type Samples = Arc<Mutex<BTreeMap<String, Vec<PodSample>>>>;
@@ -71,6 +74,8 @@ struct Running {
     generators: Arc<Mutex<Vec<(String, String)>>>,
     clock: Option<RunClock>,
     deployed_at: tokio::time::Instant,
+    /// The generators' counters at the previous observation, for live rates.
+    last_counters: Option<(tokio::time::Instant, LoadgenCounters)>,
 }
 
 impl KindTarget {
@@ -128,6 +133,42 @@ impl Running {
             Some(clock) => clock.t_s(at),
             None => (at - self.deployed_at).as_secs_f64(),
         }
+    }
+
+    /// Requests sent per second and the failed share of those completed since the previous
+    /// observation, from the generators' metrics through the pod proxy (as the local target
+    /// computes them from the same counters).
+    async fn live_rates(&mut self) -> (Option<f64>, Option<f64>) {
+        let (Some(api), Some(ns)) = (self.api.clone(), self.namespace.clone()) else {
+            return (None, None);
+        };
+        let pods: Vec<String> = self
+            .generators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(_, pod)| pod.clone())
+            .collect();
+        let mut now = LoadgenCounters::default();
+        for pod in pods {
+            let scrape = api.pod_proxy_get(&ns, &pod, LOADGEN_METRICS_PORT, "/metrics");
+            if let Ok(Ok(text)) = tokio::time::timeout(Duration::from_secs(1), scrape).await {
+                now = now + LoadgenCounters::parse(&text);
+            }
+        }
+        let at = tokio::time::Instant::now();
+        let rates = self.last_counters.map(|(then, before)| {
+            let seconds = (at - then).as_secs_f64().max(1e-3);
+            let sent = now.attempted.saturating_sub(before.attempted) as f64 / seconds;
+            let completed = now.completed.saturating_sub(before.completed);
+            let failed = now.failed.saturating_sub(before.failed);
+            (
+                Some(sent),
+                (completed > 0).then(|| failed as f64 / completed as f64),
+            )
+        });
+        self.last_counters = Some((at, now));
+        rates.unwrap_or((None, None))
     }
 
     fn agreement(&self) -> Option<ModelAgreement> {
@@ -196,6 +237,7 @@ impl Target for KindTarget {
 
     async fn observe(&mut self) -> Result<Observation, TargetError> {
         let run = self.running()?;
+        let (achieved_rps, error_rate) = run.live_rates().await;
         let max = run
             .scenario
             .service
@@ -225,8 +267,8 @@ impl Target for KindTarget {
         Ok(Observation {
             pods,
             hints_enabled: recorded.observer.hints_enabled(),
-            achieved_rps: None,
-            error_rate: None,
+            achieved_rps,
+            error_rate,
         })
     }
 
