@@ -580,6 +580,19 @@ async fn what_kind_cannot_do_is_refused_up_front() {
     assert!(fakes.calls().is_empty(), "nothing ran");
 }
 
+/// Presses Ctrl-C when the load phase begins.
+struct CancelAtLoad(CancellationToken);
+
+impl harness_core::engine::Progress for CancelAtLoad {
+    fn phase(&self, name: &str) {
+        if name == "load" {
+            self.0.cancel();
+        }
+    }
+    fn tick(&self, _: f64, _: f64, _: &harness_core::engine::Observation) {}
+    fn note(&self, _: &str) {}
+}
+
 /// Ctrl-C during the load: the generator is stopped through deletion, its partial report read
 /// from its followed log, the run marked partial, and everything deleted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -598,18 +611,13 @@ async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
         server.client(),
     );
     let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-        stop.cancel();
-    });
     let outcome = engine::run(
         &mut target,
         &short_scenario(),
         &ctx(out.path()),
         &RunOptions { keep: false },
-        cancel,
-        &Silent,
+        cancel.clone(),
+        &CancelAtLoad(cancel),
     )
     .await
     .unwrap();
