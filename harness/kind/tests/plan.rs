@@ -379,3 +379,25 @@ fn node_names_that_are_not_label_values_are_refused() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+/// `--cluster NAME`: the nodes of a cluster created under another name are named after it.
+#[test]
+fn a_reused_cluster_names_the_nodes_after_itself() {
+    let plan = ClusterPlan::new(&scenario("scenarios/topology-skew.yaml"), 8).unwrap();
+    let renamed = plan.renamed("harness-mine").unwrap();
+    assert_eq!(renamed.cluster_name, "harness-mine");
+    assert_eq!(renamed.context_name(), "kind-harness-mine");
+    assert_eq!(
+        renamed.node("cp-1").unwrap().kind_name,
+        "harness-mine-control-plane"
+    );
+    assert_eq!(
+        renamed.node("a-3").unwrap().kind_name,
+        "harness-mine-worker5"
+    );
+    assert_eq!(renamed.nodes.len(), plan.nodes.len());
+    assert!(
+        plan.renamed(&format!("harness-{}", "x".repeat(60)))
+            .is_err()
+    );
+}

@@ -640,3 +640,55 @@ async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
     let last = fakes.calls().last().cloned().unwrap();
     assert_eq!(&last[..3], ["kind", "delete", "cluster"]);
 }
+
+/// `--cluster NAME`: no create and no delete; images loaded, nodes named after that cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_cluster_is_neither_created_nor_deleted() {
+    let server = ApiServer::start(handler).await;
+    let mut fakes = FakeTools::new(&["kind", "docker"]);
+    fakes
+        .respond("docker version", "24.0.7\n", "", 0)
+        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
+        .respond("kind get clusters", "kind\nharness-mine\n", "", 0);
+    let out = tempfile::tempdir().unwrap();
+    let mut target = KindTarget::with_client(
+        options(
+            &fakes,
+            ClusterMode::Reuse("harness-mine".into()),
+            out.path().join("kubeconfig"),
+        ),
+        server.client(),
+    );
+    let outcome = engine::run(
+        &mut target,
+        &short_scenario(),
+        &ctx(out.path()),
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await
+    .unwrap();
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let calls = fakes.calls();
+    assert_eq!(
+        calls[2..],
+        [
+            words("kind get clusters"),
+            words(
+                "kind load docker-image harness/flagsvc:sha256-1111111111111111 harness/sidecar:sha256-2222222222222222 harness/loadgen:sha256-3333333333333333 --name harness-mine"
+            ),
+            words("docker exec harness-mine-worker5 systemctl stop kubelet"),
+            words("docker exec harness-mine-worker5 systemctl start kubelet"),
+            words("docker exec harness-mine-worker5 systemctl stop kubelet"),
+        ]
+    );
+    assert!(
+        server
+            .calls()
+            .iter()
+            .any(|c| c.method == "DELETE" && c.path() == "/api/v1/namespaces/harness-r1"),
+        "only the namespace is deleted"
+    );
+}

@@ -256,6 +256,25 @@ impl ClusterPlan {
         })
     }
 
+    /// The same plan for a cluster named `cluster` (`--cluster NAME`, created earlier from this
+    /// scenario's config under another name): kind names the nodes after the cluster.
+    pub fn renamed(&self, cluster: &str) -> Result<ClusterPlan, PlanError> {
+        let mut plan = self.clone();
+        let mut namer = NodeNamer::new(cluster);
+        for node in &mut plan.nodes {
+            node.kind_name = namer.next(node.role.as_str());
+        }
+        let longest = plan
+            .nodes
+            .iter()
+            .map(|n| n.kind_name.as_str())
+            .max_by_key(|n| n.len())
+            .unwrap_or_default();
+        names::check_cluster_name(cluster, longest)?;
+        plan.cluster_name = cluster.to_owned();
+        Ok(plan)
+    }
+
     /// The kubeconfig context of the cluster.
     pub fn context_name(&self) -> String {
         names::context_name(&self.cluster_name)

@@ -133,7 +133,14 @@ pub(super) async fn deploy(
                 .await
                 .map_err(fail("checking kind and docker"))?;
             let name = match mode {
-                ClusterMode::Reuse(name) => name.clone(),
+                ClusterMode::Reuse(name) => {
+                    run.plan = run
+                        .plan
+                        .renamed(name)
+                        .map_err(KindError::from)
+                        .map_err(fail("planning the kind cluster"))?;
+                    name.clone()
+                }
                 _ => run.plan.cluster_name.clone(),
             };
             run.cluster = Some(
