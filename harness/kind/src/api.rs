@@ -27,8 +27,8 @@ pub struct ApiError {
     pub status: Option<u16>,
     /// The API server's message, or the client's error.
     pub message: String,
-    #[source]
-    pub source: Option<kube::Error>,
+    /// The client's error, whole (not a `source`: [`ApiError`]'s message already says it).
+    pub cause: Option<kube::Error>,
 }
 
 impl fmt::Display for ApiError {
@@ -72,7 +72,7 @@ impl ApiError {
             operation: operation.into(),
             status,
             message,
-            source: Some(error),
+            cause: Some(error),
         }
     }
 
@@ -122,7 +122,7 @@ impl KubeApi {
                 operation: format!("applying {}", describe(object)),
                 status: None,
                 message: "the object has no namespace or name".to_owned(),
-                source: None,
+                cause: None,
             });
         };
         let api: Api<K> = Api::namespaced(self.client.clone(), ns);
@@ -278,7 +278,7 @@ impl KubeApi {
                 operation,
                 status: None,
                 message: e.to_string(),
-                source: None,
+                cause: None,
             })?;
         Ok(text)
     }
@@ -303,7 +303,7 @@ impl KubeApi {
                 operation: operation.clone(),
                 status: None,
                 message: e.to_string(),
-                source: None,
+                cause: None,
             })?;
         self.client
             .request_text(request)

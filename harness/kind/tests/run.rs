@@ -7,100 +7,22 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use harness_core::engine::{self, RunContext, RunOptions, Silent, TimeScale};
 use harness_core::measure::EventKind;
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::pins::NODE_IMAGE;
 use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
-use serde_json::{Value, json};
-use support::api_server::{ApiServer, Reply, list, status};
+use serde_json::json;
+use support::api_server::{ApiServer, status};
+use support::fake_cluster::{CLUSTER, handler};
 use support::fakes::FakeTools;
 use tokio_util::sync::CancellationToken;
-use workload_contract::loadgen::Report;
-
-const NS: &str = "harness-r1";
-const CLUSTER: &str = "harness-topology-skew";
 
 fn repo(path: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path)
 }
-
-fn node(name: &str, zone: Option<&str>, cpu: &str) -> Value {
-    let labels = match zone {
-        Some(z) => json!({ "topology.kubernetes.io/zone": z }),
-        None => json!({ "node-role.kubernetes.io/control-plane": "" }),
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": { "name": name, "resourceVersion": "3", "labels": labels },
-        "status": { "allocatable": { "cpu": cpu },
-                    "conditions": [{ "type": "Ready", "status": "True" }] }
-    })
-}
-
-fn service_pod(i: usize) -> Value {
-    let node = if i < 2 {
-        "harness-topology-skew-worker3"
-    } else {
-        "harness-topology-skew-worker4"
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": { "name": format!("flagsvc-{i}"), "namespace": NS, "resourceVersion": "4",
-                      "labels": { "harness/role": "service" } },
-        "spec": { "nodeName": node, "containers": [{ "name": "flagsvc" }] },
-        "status": { "phase": "Running", "conditions": [{ "type": "Ready", "status": "True" }] }
-    })
-}
-
-fn slice(hinted: bool) -> Value {
-    let endpoints: Vec<Value> = (0..4)
-        .map(|i| {
-            let mut e = json!({
-                "addresses": [format!("10.244.3.{}", i + 2)],
-                "conditions": { "ready": true, "serving": true, "terminating": false },
-                "nodeName": if i < 2 { "harness-topology-skew-worker3" } else { "harness-topology-skew-worker4" },
-                "zone": "ap-northeast-2c",
-                "targetRef": { "kind": "Pod", "name": format!("flagsvc-{i}"), "namespace": NS }
-            });
-            if hinted {
-                let zone = if i < 2 { "ap-northeast-2a" } else { "ap-northeast-2c" };
-                e["hints"] = json!({ "forZones": [{ "name": zone }] });
-            }
-            e
-        })
-        .collect();
-    json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": { "name": "flagsvc-abcde", "namespace": NS, "resourceVersion": "7",
-                      "labels": { "kubernetes.io/service-name": "flagsvc" } },
-        "addressType": "IPv4", "endpoints": endpoints
-    })
-}
-
-fn report_log() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let report = Report {
-        schema: workload_contract::loadgen::SCHEMA.into(),
-        started_at_unix_ms: now,
-        attempted: 321,
-        responses: BTreeMap::from([("200".to_owned(), 321)]),
-        ..Report::default()
-    };
-    format!(
-        "2026-12-01T12:00:00Z INFO loadgen: starting\n{}\n2026-12-01T12:00:05Z INFO loadgen: done\n",
-        serde_json::to_string_pretty(&report).unwrap()
-    )
-}
-
-static SCRAPES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Progress that keeps each tick's live error rate.
 #[derive(Default)]
@@ -113,97 +35,6 @@ impl harness_core::engine::Progress for Ticks {
         assert!(o.achieved_rps.is_none_or(|r| r > 0.0));
     }
     fn note(&self, _: &str) {}
-}
-
-fn echo(body: &str) -> Reply {
-    let mut v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    if v["kind"] == "Service" {
-        v["spec"]["clusterIP"] = json!("10.96.12.34");
-    }
-    v["metadata"]["resourceVersion"] = json!("2");
-    Reply::Json(200, v)
-}
-
-fn handler(seen: &support::api_server::Seen) -> Reply {
-    let path = seen.path();
-    let watch = seen.is_watch();
-    match (seen.method.as_str(), path) {
-        ("PATCH", _) if !path.starts_with("/api/v1/nodes") => echo(&seen.body),
-        ("GET", "/api/v1/nodes") if watch => Reply::Watch { events: vec![], hold: true },
-        ("GET", "/api/v1/nodes") => list(
-            "NodeList",
-            "v1",
-            vec![
-                node("harness-topology-skew-control-plane", None, "8"),
-                node("harness-topology-skew-worker", Some("ap-northeast-2a"), "4"),
-                node("harness-topology-skew-worker2", Some("ap-northeast-2a"), "4"),
-                node("harness-topology-skew-worker3", Some("ap-northeast-2c"), "4"),
-                node("harness-topology-skew-worker4", Some("ap-northeast-2c"), "4"),
-            ],
-        ),
-        ("GET", p) if p.ends_with("/endpointslices") && watch => Reply::Watch {
-            events: vec![json!({ "type": "ADDED", "object": slice(true) })],
-            hold: true,
-        },
-        ("GET", p) if p.ends_with("/pods") && watch => Reply::Watch { events: vec![], hold: true },
-        ("GET", p) if p.ends_with("/pods") => {
-            list("PodList", "v1", (0..4).map(service_pod).collect())
-        }
-        ("GET", p) if p.ends_with("/events") && watch => Reply::Watch {
-            events: vec![json!({ "type": "ADDED", "object": {
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": { "name": "flagsvc.1", "namespace": NS, "uid": "e1", "resourceVersion": "8" },
-                "involvedObject": { "kind": "Service", "name": "flagsvc", "namespace": NS },
-                "reason": "TopologyAwareHintsEnabled", "message": "Topology Aware Hints has been enabled",
-                "type": "Normal", "count": 1 } })],
-            hold: true,
-        },
-        ("GET", p) if p.ends_with("/endpointslices") || p.ends_with("/events") => {
-            list("List", "v1", vec![])
-        }
-        ("GET", p) if p == format!("/apis/apps/v1/namespaces/{NS}/deployments/flagsvc") => {
-            Reply::Json(
-                200,
-                json!({ "apiVersion": "apps/v1", "kind": "Deployment",
-                        "metadata": { "name": "flagsvc", "namespace": NS },
-                        "spec": { "selector": {}, "template": {} },
-                        "status": { "replicas": 4, "readyReplicas": 4 } }),
-            )
-        }
-        ("GET", p) if p == format!("/api/v1/namespaces/{NS}/services/flagsvc") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Service",
-                    "metadata": { "name": "flagsvc", "namespace": NS },
-                    "spec": { "clusterIP": "10.96.12.34" } }),
-        ),
-        ("GET", p) if p.ends_with("/pods/gen-ingress-2a") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Pod",
-                    "metadata": { "name": "gen-ingress-2a", "namespace": NS },
-                    "status": { "phase": "Succeeded" } }),
-        ),
-        ("GET", p) if p.ends_with("/pods/gen-ingress-2a/log") => Reply::Text(200, report_log()),
-        ("GET", p) if p.contains("gen-ingress-2a:9091/proxy/metrics") => {
-            // 100 more requests at every scrape, one in ten failed.
-            let n = SCRAPES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            Reply::Text(
-                200,
-                format!(
-                    "loadgen_attempted_total {}\nloadgen_responses_total{{code=\"200\"}} {}\nloadgen_responses_total{{code=\"503\"}} {}\n# EOF\n",
-                    100 * n,
-                    90 * n,
-                    10 * n
-                ),
-            )
-        }
-        ("GET", p) if p.contains(":9090/proxy/metrics") => Reply::Text(
-            200,
-            "sidecar_in_flight 2\nsidecar_queue_depth 1\nsidecar_received_total 80\nsidecar_admitted_total 79\n# EOF\n"
-                .into(),
-        ),
-        ("DELETE", _) => Reply::Json(200, json!({ "kind": "Status", "apiVersion": "v1", "status": "Success" })),
-        _ => status(404, "NotFound", &format!("not scripted: {} {}", seen.method, seen.uri)),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

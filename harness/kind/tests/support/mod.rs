@@ -1,3 +1,4 @@
 #![allow(dead_code)]
 pub mod api_server;
+pub mod fake_cluster;
 pub mod fakes;
