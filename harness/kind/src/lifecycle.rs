@@ -120,6 +120,19 @@ pub fn set_kube_reserved_cpu(
     node_command(cluster, node, &["sh", "-c", &script])
 }
 
+/// `relabelNode`, made to last: rewrites the zone in the kubelet's `--node-labels`, which the
+/// kubelet puts back on its Node at every start (`updateDefaultLabels` in
+/// `pkg/kubelet/kubelet_node_status.go`), so a later restart (`setNodeReady: true`,
+/// `setAllocatableCpu`) keeps the new zone. No restart here: the Node itself is patched.
+pub fn set_node_label_zone(cluster: &str, node: &str, zone: &str) -> Result<Cmd, LifecycleError> {
+    let label = crate::labels::ZONE_LABEL;
+    let script = format!(
+        "grep -q -- '--node-labels=' {KUBEADM_FLAGS_ENV} || {{ echo 'no --node-labels= in {KUBEADM_FLAGS_ENV}' >&2; exit 1; }}; \
+         sed -i -E 's#(--node-labels=[^ \"]*){label}=[^, \"]*#\\1{label}={zone}#' {KUBEADM_FLAGS_ENV}"
+    );
+    node_command(cluster, node, &["sh", "-c", &script])
+}
+
 fn node_command(cluster: &str, node: &str, command: &[&str]) -> Result<Cmd, LifecycleError> {
     ours(cluster)?;
     if !node.starts_with(&format!("{cluster}-")) {
@@ -195,6 +208,13 @@ impl Cluster {
 
     pub fn start_kubelet(&self, node: &str) -> Result<(), LifecycleError> {
         self.tools.output(&start_kubelet(&self.name, node)?)?;
+        Ok(())
+    }
+
+    /// See [`set_node_label_zone`].
+    pub fn set_node_label_zone(&self, node: &str, zone: &str) -> Result<(), LifecycleError> {
+        self.tools
+            .output(&set_node_label_zone(&self.name, node, zone)?)?;
         Ok(())
     }
 
@@ -305,6 +325,30 @@ mod tests {
         assert!(
             err.to_string().contains("not a node the harness shaped"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn the_zone_script_rewrites_the_node_label_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kubeadm-flags.env");
+        std::fs::write(
+            &file,
+            "KUBELET_KUBEADM_ARGS=\"--kube-reserved=cpu=4000m --node-labels=harness/node=a-1,topology.kubernetes.io/zone=ap-northeast-2a --provider-id=kind://docker/x/y\"\n",
+        )
+        .unwrap();
+        let cmd = set_node_label_zone("harness-x", "harness-x-worker", "ap-northeast-2c").unwrap();
+        assert_eq!(
+            &cmd.get_args()[..4],
+            ["exec", "harness-x-worker", "sh", "-c"]
+        );
+        let script = cmd.get_args()[4].replace(KUBEADM_FLAGS_ENV, &file.display().to_string());
+        Toolbox::new()
+            .output(&Cmd::new("sh").args(["-c", &script]))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "KUBELET_KUBEADM_ARGS=\"--kube-reserved=cpu=4000m --node-labels=harness/node=a-1,topology.kubernetes.io/zone=ap-northeast-2c --provider-id=kind://docker/x/y\"\n"
         );
     }
 

@@ -5,7 +5,7 @@
 //! | `setNodeReady: false` / `true` | `docker exec NODE systemctl stop` / `start kubelet`: the node controller marks it NotReady after `node-monitor-grace-period` |
 //! | `addNode` | starts the spare's kubelet: it registers its Node (with its zone label) |
 //! | `removeNode` | deletes the Node, then stops the kubelet so it does not register again |
-//! | `relabelNode` | merge-patches the Node's `topology.kubernetes.io/zone` |
+//! | `relabelNode` | merge-patches the Node's `topology.kubernetes.io/zone`, and in a kind node the kubelet's `--node-labels` too |
 //! | `setAllocatableCpu` | rewrites the kubelet's `--kube-reserved=cpu=` (scaled as the plan scales every node) and restarts it |
 //! | `scale` | the Deployment's scale subresource |
 //! | `killPod` / `killPickedPod` | deletes the pod (its grace period is the Deployment's) |
@@ -121,7 +121,19 @@ pub(super) async fn act(
         }
         Action::RelabelNode { node, zone } => {
             let kind_name = kind_node(run, node)?.kind_name.clone();
-            Ok(api.label_node(&kind_name, ZONE_LABEL, zone).await?)
+            api.label_node(&kind_name, ZONE_LABEL, zone).await?;
+            // In a kind cluster, also the kubelet's flags, so that a restart keeps the zone.
+            let Some(cluster) = run.cluster.clone() else {
+                return Ok(());
+            };
+            let zone = zone.clone();
+            tokio::task::spawn_blocking(move || cluster.set_node_label_zone(&kind_name, &zone))
+                .await
+                .map_err(|e| KindError::Io {
+                    context: "docker exec".into(),
+                    source: std::io::Error::other(e.to_string()),
+                })?
+                .map_err(KindError::from)
         }
         Action::Scale { replicas } => Ok(api
             .scale(&ns, &run.scenario.service.name, *replicas)
