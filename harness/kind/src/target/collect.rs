@@ -342,3 +342,38 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         lb: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report_json(attempted: u64) -> String {
+        let report = Report {
+            schema: workload_contract::loadgen::SCHEMA.into(),
+            attempted,
+            ..Report::default()
+        };
+        serde_json::to_string_pretty(&report).unwrap()
+    }
+
+    #[test]
+    fn the_report_is_found_among_the_log_lines() {
+        let log = format!(
+            "INFO starting {{not json}}\n{}\nINFO done\n",
+            report_json(7)
+        );
+        assert_eq!(report_from_log(&log).unwrap().attempted, 7);
+        // The log is nothing but the report.
+        assert_eq!(report_from_log(&report_json(3)).unwrap().attempted, 3);
+        // Two objects (a restart would print two): the last one counts.
+        let two = format!("{}\n{}\n", report_json(1), report_json(2));
+        assert_eq!(report_from_log(&two).unwrap().attempted, 2);
+    }
+
+    #[test]
+    fn a_log_without_a_report_says_what_it_ended_with() {
+        let err = report_from_log("INFO starting\nERROR cannot resolve flagsvc:80\n").unwrap_err();
+        assert!(err.contains("no loadgen report"), "{err}");
+        assert!(err.contains("ERROR cannot resolve flagsvc:80"), "{err}");
+    }
+}
