@@ -11,7 +11,9 @@
 //!   `termination` (deleted);
 //! - Events → `kubeEvent` (the `TopologyAwareHints*` events and every other Event of the run's
 //!   namespace);
-//! - Nodes → kept for the zones of pods and for the model check ([`crate::agreement`]).
+//! - Nodes → kept for the zones of pods and for the model check ([`crate::agreement`]); a node
+//!   registering, turning Ready or NotReady, or deleted during the run is a `note` with the
+//!   moment it was seen (the real timings of `addNode`, `setNodeReady`, `removeNode`).
 //!
 //! Endpoints are named by their pod (`targetRef.name`), as the local target names them.
 
@@ -36,6 +38,8 @@ pub enum Change {
     PodDeleted(String),
     Node(Box<Node>),
     NodeDeleted(String),
+    /// The Node watcher's first list is complete: Nodes seen after it registered during the run.
+    NodesListed,
     Event(Box<Event>),
 }
 
@@ -67,6 +71,14 @@ pub struct Observer {
     reachable: BTreeMap<String, Vec<String>>,
     ready_recorded: Option<usize>,
     events_seen: BTreeSet<String>,
+    nodes_listed: bool,
+}
+
+fn node_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 /// The slice's endpoints in kube-model's form, addressed by pod name.
@@ -182,11 +194,30 @@ impl Observer {
             Change::PodDeleted(name) => self.pod_gone(&name),
             Change::Node(node) => {
                 let name = node.metadata.name.clone().unwrap_or_default();
-                self.nodes.insert(name, *node);
-                self.fill_pod_zones()
+                let ready = node_ready(&node);
+                let before = self.nodes.insert(name.clone(), *node);
+                let mut out = Vec::new();
+                let state = if ready { "Ready" } else { "NotReady" };
+                match before {
+                    None if self.nodes_listed => out.push(EventKind::Note {
+                        message: format!("node {name} registered ({state})"),
+                    }),
+                    Some(before) if node_ready(&before) != ready => out.push(EventKind::Note {
+                        message: format!("node {name} is {state}"),
+                    }),
+                    _ => {}
+                }
+                out.extend(self.fill_pod_zones());
+                out
             }
-            Change::NodeDeleted(name) => {
-                self.nodes.remove(&name);
+            Change::NodeDeleted(name) => match self.nodes.remove(&name) {
+                Some(_) => vec![EventKind::Note {
+                    message: format!("node {name} deleted"),
+                }],
+                None => Vec::new(),
+            },
+            Change::NodesListed => {
+                self.nodes_listed = true;
                 Vec::new()
             }
             Change::Event(event) => self.event(*event),

@@ -131,7 +131,8 @@ fn node_change(e: WatchEvent<Node>) -> Option<Change> {
     match e {
         WatchEvent::Apply(n) | WatchEvent::InitApply(n) => Some(Change::Node(Box::new(n))),
         WatchEvent::Delete(n) => Some(Change::NodeDeleted(n.metadata.name.unwrap_or_default())),
-        WatchEvent::Init | WatchEvent::InitDone => None,
+        WatchEvent::InitDone => Some(Change::NodesListed),
+        WatchEvent::Init => None,
     }
 }
 

@@ -282,6 +282,41 @@ fn pods_are_numbered_in_creation_order_and_their_deletion_recorded() {
 }
 
 #[test]
+fn node_changes_during_the_run_are_noted_with_their_moment() {
+    let mut obs = Observer::new(vec![A.into()]);
+    // The first list: known nodes, nothing to note.
+    for n in cluster() {
+        assert!(obs.apply(Change::Node(Box::new(n))).is_empty());
+    }
+    assert!(obs.apply(Change::NodesListed).is_empty());
+    let note = |events: Vec<EventKind>| match &events[..] {
+        [EventKind::Note { message }] => message.clone(),
+        other => panic!("{other:?}"),
+    };
+    // addNode: the spare registers, NotReady until its network runs, then Ready.
+    let spare = |ready| Change::Node(Box::new(node(W[4], Some(A), "8", ready)));
+    assert_eq!(
+        note(obs.apply(spare(false))),
+        "node k-worker5 registered (NotReady)"
+    );
+    assert_eq!(note(obs.apply(spare(true))), "node k-worker5 is Ready");
+    assert!(
+        obs.apply(spare(true)).is_empty(),
+        "a status update changes nothing"
+    );
+    // setNodeReady: false, as the node controller records it.
+    assert_eq!(
+        note(obs.apply(Change::Node(Box::new(node(W[0], Some(A), "4", false))))),
+        "node k-worker is NotReady"
+    );
+    assert_eq!(
+        note(obs.apply(Change::NodeDeleted(W[4].into()))),
+        "node k-worker5 deleted"
+    );
+    assert!(obs.apply(Change::NodeDeleted(W[4].into())).is_empty());
+}
+
+#[test]
 fn events_are_recorded_once() {
     let mut obs = Observer::new(vec![A.into()]);
     let e = event(
