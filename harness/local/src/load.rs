@@ -28,6 +28,8 @@ pub struct GeneratorAddrs {
 #[derive(Debug)]
 pub struct RunningGenerator {
     pub name: String,
+    /// Where it serves its metrics (from its `listening metrics=ADDR` line).
+    pub metrics: SocketAddr,
     pub zone: String,
     pub process: Supervised,
     pub report_path: PathBuf,
@@ -59,10 +61,11 @@ impl RunningGenerator {
             .to_args(),
             env: vec![("RUST_LOG".into(), "warn".into())],
             log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
-            wait_listening: None,
+            wait_listening: Some(STARTUP_LIMIT),
         })
         .await?;
         Ok(Self {
+            metrics: process.addr("metrics")?,
             name: generator.name.clone(),
             zone: generator.zone.clone(),
             process,
@@ -104,14 +107,20 @@ impl RunningGenerator {
     }
 }
 
-/// A free loopback port for a child to listen on (the child fails loudly if it is taken).
-pub fn free_loopback_addr() -> Result<SocketAddr, LocalError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|source| LocalError::Io {
-            context: "finding a free loopback port".into(),
-            source,
-        })
+/// How long loadgen may take to print its `listening metrics=ADDR` line.
+const STARTUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// The metrics addresses of the generators started so far, shared with the control loops.
+pub type LoadgenMetrics = std::sync::Arc<std::sync::Mutex<Vec<SocketAddr>>>;
+
+/// Adds a started generator's metrics address.
+pub fn push_metrics(all: &LoadgenMetrics, addr: SocketAddr) {
+    all.lock().unwrap_or_else(|e| e.into_inner()).push(addr);
+}
+
+/// The addresses so far (a copy: no lock is held while scraping).
+pub fn metrics_addrs(all: &LoadgenMetrics) -> Vec<SocketAddr> {
+    all.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// The started generators, poisoning ignored.
@@ -141,6 +150,7 @@ mod tests {
         .unwrap();
         let generator = RunningGenerator {
             name: "g".into(),
+            metrics: SocketAddr::from(([127, 0, 0, 1], 1)),
             zone: "z".into(),
             process,
             report_path: dir.path().join("loadgen-g.json"),

@@ -3,6 +3,7 @@
 pub mod hints;
 pub mod images;
 pub mod kind_config;
+mod out_dir;
 pub mod plan;
 pub mod report;
 pub mod run;
