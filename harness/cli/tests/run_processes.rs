@@ -1,6 +1,6 @@
 //! The local target's processes against the machine: a harness killed with SIGKILL mid-run
 //! leaves no flagsvc, sidecar, loadbalancer or loadgen behind (each child holds a parent-death
-//! signal); and two runs at once on one machine keep apart — their own run directory, their
+//! signal), and its generators still leave whole partial reports (theirs is SIGTERM); and two runs at once on one machine keep apart — their own run directory, their
 //! own ports (each run's pods count exactly the requests its own generators sent).
 //!
 //! Both run `scenarios/testdata/valid-all-processes.yaml` (two pods with sidecars, the load
@@ -158,6 +158,18 @@ fn sigkill_of_the_harness_leaves_no_workload_process() {
         survivors.is_empty(),
         "processes outlived the killed harness: {survivors:?}"
     );
+    // The generators got SIGTERM, not SIGKILL: each wrote its report, whole and partial.
+    for generator in ["via-lb", "via-proxy"] {
+        let path = dir
+            .path()
+            .join("run")
+            .join(format!("loadgen-{generator}.json"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let report: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(report["partial"], true, "{generator}");
+        assert!(report["attempted"].as_u64().unwrap() > 0, "{generator}");
+    }
 }
 
 /// Requests each run's sidecars saw arrive, and what its generators say they sent.

@@ -10,6 +10,7 @@ use harness_core::engine::TimeScale;
 use harness_core::measure::GeneratorRun;
 use harness_core::scenario::model::{Generator, Load};
 use harness_core::workload_args::loadgen_args;
+use nix::sys::signal::Signal;
 use workload_contract::loadgen;
 
 use crate::LocalError;
@@ -46,23 +47,28 @@ impl RunningGenerator {
         seed: u64,
     ) -> Result<Self, LocalError> {
         let report_path = out_dir.join(format!("loadgen-{}.json", generator.name));
-        let process = Supervised::spawn(ProcessSpec {
-            name: format!("loadgen/{}", generator.name),
-            program: bins.loadgen.clone(),
-            args: loadgen_args(
-                generator,
-                load,
-                scale,
-                &addrs.target.to_string(),
-                Some(addrs.metrics),
-                report_path.clone(),
-                seed,
-            )
-            .to_args(),
-            env: vec![("RUST_LOG".into(), "warn".into())],
-            log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
-            wait_listening: Some(STARTUP_LIMIT),
-        })
+        // SIGTERM if the harness dies: loadgen then stops, and writes its partial report (the
+        // pods are killed at the same moment, so its outstanding requests end at once).
+        let process = Supervised::spawn_with_death_signal(
+            ProcessSpec {
+                name: format!("loadgen/{}", generator.name),
+                program: bins.loadgen.clone(),
+                args: loadgen_args(
+                    generator,
+                    load,
+                    scale,
+                    &addrs.target.to_string(),
+                    Some(addrs.metrics),
+                    report_path.clone(),
+                    seed,
+                )
+                .to_args(),
+                env: vec![("RUST_LOG".into(), "warn".into())],
+                log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
+                wait_listening: Some(STARTUP_LIMIT),
+            },
+            Signal::SIGTERM,
+        )
         .await?;
         Ok(Self {
             metrics: process.addr("metrics")?,

@@ -47,8 +47,18 @@ pub struct Supervised {
 }
 
 impl Supervised {
-    /// Starts the process and, if asked, waits for its `listening` line.
+    /// Starts the process and, if asked, waits for its `listening` line. It is killed
+    /// (SIGKILL) if the harness dies.
     pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, LocalError> {
+        Self::spawn_with_death_signal(spec, Signal::SIGKILL).await
+    }
+
+    /// As [`Supervised::spawn`], with `death_signal` sent to the process when the harness dies
+    /// (SIGTERM for a process that must write something on its way out, as loadgen its report).
+    pub async fn spawn_with_death_signal(
+        spec: ProcessSpec,
+        death_signal: Signal,
+    ) -> Result<Supervised, LocalError> {
         let command_line = format!(
             "{} {}",
             spec.program.display(),
@@ -76,7 +86,7 @@ impl Supervised {
             })?))
             .process_group(0)
             .kill_on_drop(true);
-        die_with_parent(&mut command);
+        die_with_parent_by(&mut command, death_signal);
         let mut child = command.spawn().map_err(|e| LocalError::Spawn {
             command: command_line.clone(),
             source: e,
@@ -194,7 +204,7 @@ impl Supervised {
 
 /// Makes the process `command` starts receive SIGKILL when the harness dies (Linux
 /// `PR_SET_PDEATHSIG`; elsewhere nothing is added). Any child the harness starts should go
-/// through this (the spawn in [`Supervised::spawn`] does).
+/// through this or [`die_with_parent_by`] (the spawns in [`Supervised`] do).
 ///
 /// Two details of the kernel's rule matter. The signal is sent when the *thread* that forked
 /// the child exits, not the process: spawn from the async runtime's worker threads (they live
@@ -202,12 +212,17 @@ impl Supervised {
 /// `spawn_blocking` one. And a parent that dies between the fork and the `prctl` call sends
 /// nothing, so the child checks that its parent is still the harness and fails the exec if not.
 pub fn die_with_parent(command: &mut Command) {
+    die_with_parent_by(command, Signal::SIGKILL);
+}
+
+/// As [`die_with_parent`], with `signal` instead of SIGKILL.
+pub fn die_with_parent_by(command: &mut Command, signal: Signal) {
     #[cfg(target_os = "linux")]
     {
         let harness = nix::unistd::Pid::from_raw(std::process::id() as i32);
         let hook = move || -> std::io::Result<()> {
             // Only async-signal-safe calls, no allocation: this runs between fork and exec.
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+            nix::sys::prctl::set_pdeathsig(signal)
                 .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
             if nix::unistd::getppid() != harness {
                 // The harness died before the prctl: it will never signal us.
@@ -227,7 +242,7 @@ pub fn die_with_parent(command: &mut Command) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = command;
+    let _ = (command, signal);
 }
 
 fn shell_quote(arg: &str) -> String {
