@@ -5,7 +5,8 @@
 //!
 //! Dropping the handle needs the harness to live; when it is killed outright (SIGKILL, the OOM
 //! killer) nothing of it runs. On Linux each child therefore asks the kernel for a parent-death
-//! signal ([`die_with_parent`]): SIGKILL when the harness goes, however it goes.
+//! signal ([`die_with_parent`]): SIGKILL when the harness goes, however it goes (SIGTERM for a
+//! child that must write something on its way out: [`Supervised::spawn_with_death_signal`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
