@@ -5,6 +5,8 @@
 #   make bench   (data-plane benchmarks; writes results/bench/)
 #   make images  (one Docker image per workload for the kind target; needs a Docker engine)
 #   make e2e-kind  (the kind target on a real kind cluster: needs Docker, kind and internet)
+#   make fuzz    (each fuzz target ~1 min: FUZZ_SECONDS=N for longer; results/fuzz/)
+#   make overload  (the sidecar at 10x overload; results/overload/)
 #   make report-screenshot  (renders the recorded reports in headless Chromium; refreshes docs/)
 
 CARGO   ?= cargo
@@ -15,10 +17,10 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean images e2e-kind scenario-% scenario-autoscaler report-screenshot
+.PHONY: help build test lint fmt bench clean images e2e-kind fuzz overload scenario-% scenario-autoscaler report-screenshot
 
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,11p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -71,6 +73,16 @@ report-screenshot:
 
 bench:
 	bash scripts/bench.sh
+
+## Coverage-guided fuzzing (cargo-fuzz, installed when missing): every target for FUZZ_SECONDS
+## (default 60) from its seeds; the outcome goes to results/fuzz/<date>.md (docs/fuzzing.md).
+fuzz:
+	bash scripts/fuzz.sh
+
+## The sidecar under 10x overload for 60 s, then with the unbounded queue of the incident;
+## figures in results/overload/<date>.md. Loads the machine for about two minutes.
+overload:
+	bash scripts/overload.sh
 
 clean:
 	$(CARGO) clean

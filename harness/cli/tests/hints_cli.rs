@@ -321,3 +321,144 @@ fn help_documents_every_flag() {
         assert!(text.contains(flag), "sweep --help lacks {flag}: {text}");
     }
 }
+
+/// A Service scaled to zero: no EndpointSlice, the placeholder slice (`endpoints: null`), or
+/// endpoints none of which is ready. The controller still reconciles it: zone CPU ratios, and
+/// `getAllocations(0)` refuses hints with "Insufficient number of endpoints (0 endpoints, 2
+/// zones)" (topologycache.go, v1.34).
+#[test]
+fn a_service_without_endpoints_gets_ratios_and_no_endpoints() {
+    for (slices, why) in [
+        (
+            "endpointslices-none.yaml",
+            "the Service has no EndpointSlice",
+        ),
+        (
+            "endpointslices-placeholder.yaml",
+            "its 1 EndpointSlice(s) hold no endpoint",
+        ),
+        (
+            "endpointslices-not-ready.yaml",
+            "none of its 2 endpoint(s) is ready",
+        ),
+    ] {
+        let v = hints_json("nodes-balanced.yaml", slices, Some("service.yaml"));
+        assert_eq!(v["service"], "flags/flagsvc", "{slices}");
+        assert_eq!(
+            v["zoneCpuRatios"],
+            json!({"ap-northeast-2a": 0.5, "ap-northeast-2c": 0.5}),
+            "{slices}"
+        );
+        assert_eq!(v["hintsEnabled"], false, "{slices}");
+        assert_eq!(v["readyEndpoints"], 0, "{slices}");
+        let no = v["noEndpoints"].as_str().unwrap_or_default();
+        assert!(
+            no.starts_with("no endpoints: ") && no.contains(why),
+            "{slices}: {no}"
+        );
+        assert_eq!(
+            v["events"],
+            json!([{
+                "type": "Warning",
+                "reason": "TopologyAwareHintsDisabled",
+                "message": "Insufficient number of endpoints (0 endpoints, 2 zones), addressType: IPv4"
+            }]),
+            "{slices}"
+        );
+        assert_eq!(
+            v["reachableFrom"],
+            json!({"ap-northeast-2a": [], "ap-northeast-2c": []}),
+            "{slices}"
+        );
+        assert!(for_zones(&v).iter().all(|z| z == &json!([])), "{slices}");
+    }
+}
+
+#[test]
+fn a_service_without_endpoints_in_text_and_as_is() {
+    let (nodes, slices, service) = (
+        fixture("nodes-balanced.yaml"),
+        fixture("endpointslices-placeholder.yaml"),
+        fixture("service.yaml"),
+    );
+    let base = [
+        "hints",
+        "--nodes",
+        &nodes,
+        "--endpointslices",
+        &slices,
+        "--service",
+        &service,
+    ];
+    let out = harness(&base);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ap-northeast-2a          0.5000"), "{text}");
+    assert!(
+        text.contains("Endpoints after the reconcile:\n  none\n  no endpoints: its 1 EndpointSlice(s) hold no endpoint"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Insufficient number of endpoints (0 endpoints, 2 zones)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ap-northeast-2a          0 of 0: -"),
+        "{text}"
+    );
+
+    let mut as_is = base.to_vec();
+    as_is.extend(["--as-is", "--output", "json"]);
+    let out = harness(&as_is);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["endpoints"], json!([]));
+    assert_eq!(v["reachableFrom"]["ap-northeast-2c"], json!([]));
+    assert_eq!(v["whyFrom"]["ap-northeast-2c"]["endpoints"], "none");
+}
+
+/// Slices of another Service only: the given Service has none, answered with a note naming
+/// what the file holds (in case the wrong file was given).
+#[test]
+fn slices_of_another_service_only_are_named() {
+    let v = hints_json(
+        "nodes-balanced.yaml",
+        "endpointslices-fresh.yaml",
+        Some("service-other.yaml"),
+    );
+    assert_eq!(v["service"], "flags/other");
+    assert_eq!(v["readyEndpoints"], 0);
+    let assumptions = v["assumptions"].to_string();
+    assert!(
+        assumptions.contains(
+            "holds no EndpointSlice of Service flags/other, only slices of: flags/flagsvc"
+        ),
+        "{assumptions}"
+    );
+}
+
+#[test]
+fn no_slices_and_no_service_asks_for_the_service() {
+    let (nodes, slices) = (
+        fixture("nodes-balanced.yaml"),
+        fixture("endpointslices-none.yaml"),
+    );
+    let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("endpointslices-none.yaml: no EndpointSlice found")
+            && stderr.contains("--service"),
+        "{stderr}"
+    );
+}

@@ -4,7 +4,6 @@
 //! the scenario's own settings; request rates are per wall second, what the workloads see.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,8 +30,8 @@ pub struct Controllers {
     pub scenario: Arc<Scenario>,
     pub samples: Samples,
     pub scraper: Scraper,
-    /// Each load generator's metrics address (source-side demand).
-    pub loadgen_metrics: Vec<SocketAddr>,
+    /// Each started load generator's metrics address (source-side demand).
+    pub loadgen_metrics: crate::load::LoadgenMetrics,
 }
 
 /// Runs until `stop` is cancelled.
@@ -98,10 +97,10 @@ async fn source_rate(
 ) -> Option<f64> {
     // A generator that has not started yet (startAt) answers nothing and adds nothing.
     let mut total = 0.0;
-    for addr in &c.loadgen_metrics {
+    for addr in crate::load::metrics_addrs(&c.loadgen_metrics) {
         total += c
             .scraper
-            .counter(*addr, workload_contract::loadgen::ATTEMPTED_TOTAL)
+            .counter(addr, workload_contract::loadgen::ATTEMPTED_TOTAL)
             .await
             .unwrap_or(0.0);
     }

@@ -10,6 +10,7 @@ use harness_core::engine::TimeScale;
 use harness_core::measure::GeneratorRun;
 use harness_core::scenario::model::{Generator, Load};
 use harness_core::workload_args::loadgen_args;
+use nix::sys::signal::Signal;
 use workload_contract::loadgen;
 
 use crate::LocalError;
@@ -28,6 +29,8 @@ pub struct GeneratorAddrs {
 #[derive(Debug)]
 pub struct RunningGenerator {
     pub name: String,
+    /// Where it serves its metrics (from its `listening metrics=ADDR` line).
+    pub metrics: SocketAddr,
     pub zone: String,
     pub process: Supervised,
     pub report_path: PathBuf,
@@ -44,25 +47,31 @@ impl RunningGenerator {
         seed: u64,
     ) -> Result<Self, LocalError> {
         let report_path = out_dir.join(format!("loadgen-{}.json", generator.name));
-        let process = Supervised::spawn(ProcessSpec {
-            name: format!("loadgen/{}", generator.name),
-            program: bins.loadgen.clone(),
-            args: loadgen_args(
-                generator,
-                load,
-                scale,
-                &addrs.target.to_string(),
-                Some(addrs.metrics),
-                report_path.clone(),
-                seed,
-            )
-            .to_args(),
-            env: vec![("RUST_LOG".into(), "warn".into())],
-            log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
-            wait_listening: None,
-        })
+        // SIGTERM if the harness dies: loadgen then stops, and writes its partial report (the
+        // pods are killed at the same moment, so its outstanding requests end at once).
+        let process = Supervised::spawn_with_death_signal(
+            ProcessSpec {
+                name: format!("loadgen/{}", generator.name),
+                program: bins.loadgen.clone(),
+                args: loadgen_args(
+                    generator,
+                    load,
+                    scale,
+                    &addrs.target.to_string(),
+                    Some(addrs.metrics),
+                    report_path.clone(),
+                    seed,
+                )
+                .to_args(),
+                env: vec![("RUST_LOG".into(), "warn".into())],
+                log_path: out_dir.join(format!("loadgen-{}.log", generator.name)),
+                wait_listening: Some(STARTUP_LIMIT),
+            },
+            Signal::SIGTERM,
+        )
         .await?;
         Ok(Self {
+            metrics: process.addr("metrics")?,
             name: generator.name.clone(),
             zone: generator.zone.clone(),
             process,
@@ -104,14 +113,20 @@ impl RunningGenerator {
     }
 }
 
-/// A free loopback port for a child to listen on (the child fails loudly if it is taken).
-pub fn free_loopback_addr() -> Result<SocketAddr, LocalError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|source| LocalError::Io {
-            context: "finding a free loopback port".into(),
-            source,
-        })
+/// How long loadgen may take to print its `listening metrics=ADDR` line.
+const STARTUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// The metrics addresses of the generators started so far, shared with the control loops.
+pub type LoadgenMetrics = std::sync::Arc<std::sync::Mutex<Vec<SocketAddr>>>;
+
+/// Adds a started generator's metrics address.
+pub fn push_metrics(all: &LoadgenMetrics, addr: SocketAddr) {
+    all.lock().unwrap_or_else(|e| e.into_inner()).push(addr);
+}
+
+/// The addresses so far (a copy: no lock is held while scraping).
+pub fn metrics_addrs(all: &LoadgenMetrics) -> Vec<SocketAddr> {
+    all.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// The started generators, poisoning ignored.
@@ -141,6 +156,7 @@ mod tests {
         .unwrap();
         let generator = RunningGenerator {
             name: "g".into(),
+            metrics: SocketAddr::from(([127, 0, 0, 1], 1)),
             zone: "z".into(),
             process,
             report_path: dir.path().join("loadgen-g.json"),

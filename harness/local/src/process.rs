@@ -2,6 +2,11 @@
 //! to a file, their bound addresses read from the `listening key=addr ...` line they print on
 //! stdout, stopped like the kubelet stops a container (SIGTERM, then SIGKILL after a grace
 //! period), and killed if the handle is dropped, so no process outlives the harness run.
+//!
+//! Dropping the handle needs the harness to live; when it is killed outright (SIGKILL, the OOM
+//! killer) nothing of it runs. On Linux each child therefore asks the kernel for a parent-death
+//! signal ([`die_with_parent`]): SIGKILL when the harness goes, however it goes (SIGTERM for a
+//! child that must write something on its way out: [`Supervised::spawn_with_death_signal`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -43,8 +48,18 @@ pub struct Supervised {
 }
 
 impl Supervised {
-    /// Starts the process and, if asked, waits for its `listening` line.
+    /// Starts the process and, if asked, waits for its `listening` line. It is killed
+    /// (SIGKILL) if the harness dies.
     pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, LocalError> {
+        Self::spawn_with_death_signal(spec, Signal::SIGKILL).await
+    }
+
+    /// As [`Supervised::spawn`], with `death_signal` sent to the process when the harness dies
+    /// (SIGTERM for a process that must write something on its way out, as loadgen its report).
+    pub async fn spawn_with_death_signal(
+        spec: ProcessSpec,
+        death_signal: Signal,
+    ) -> Result<Supervised, LocalError> {
         let command_line = format!(
             "{} {}",
             spec.program.display(),
@@ -72,6 +87,7 @@ impl Supervised {
             })?))
             .process_group(0)
             .kill_on_drop(true);
+        die_with_parent_by(&mut command, death_signal);
         let mut child = command.spawn().map_err(|e| LocalError::Spawn {
             command: command_line.clone(),
             source: e,
@@ -187,6 +203,49 @@ impl Supervised {
     }
 }
 
+/// Makes the process `command` starts receive SIGKILL when the harness dies (Linux
+/// `PR_SET_PDEATHSIG`; elsewhere nothing is added). Any child the harness starts should go
+/// through this or [`die_with_parent_by`] (the spawns in [`Supervised`] do).
+///
+/// Two details of the kernel's rule matter. The signal is sent when the *thread* that forked
+/// the child exits, not the process: spawn from the async runtime's worker threads (they live
+/// as long as the runtime) or the main thread, never from a short-lived thread such as a
+/// `spawn_blocking` one. And a parent that dies between the fork and the `prctl` call sends
+/// nothing, so the child checks that its parent is still the harness and fails the exec if not.
+pub fn die_with_parent(command: &mut Command) {
+    die_with_parent_by(command, Signal::SIGKILL);
+}
+
+/// As [`die_with_parent`], with `signal` instead of SIGKILL.
+pub fn die_with_parent_by(command: &mut Command, signal: Signal) {
+    #[cfg(target_os = "linux")]
+    {
+        let harness = nix::unistd::Pid::from_raw(std::process::id() as i32);
+        let hook = move || -> std::io::Result<()> {
+            // Only async-signal-safe calls, no allocation: this runs between fork and exec.
+            nix::sys::prctl::set_pdeathsig(signal)
+                .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+            if nix::unistd::getppid() != harness {
+                // The harness died before the prctl: it will never signal us.
+                return Err(std::io::Error::from_raw_os_error(
+                    nix::errno::Errno::ESRCH as i32,
+                ));
+            }
+            Ok(())
+        };
+        // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
+        // functions may be called. It calls prctl(2) and getppid(2) (both async-signal-safe
+        // system calls) and builds an io::Error from an errno, which does not allocate; it
+        // touches no lock and no memory shared with other threads.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(hook);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (command, signal);
+}
+
 fn shell_quote(arg: &str) -> String {
     if arg
         .chars()
@@ -218,6 +277,56 @@ mod tests {
         assert!(err.contains("exit status: 3"), "{err}");
         let log = std::fs::read_to_string(dir.path().join("broken.log")).unwrap();
         assert_eq!(log, "oops\n");
+    }
+
+    /// The parent-death signal fires when the thread that forked the child exits; a thread
+    /// standing in for a killed harness shows it without killing the test process. The handle
+    /// is leaked, so kill-on-drop plays no part.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_child_dies_with_the_thread_that_started_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("sleeper.log");
+        let pid = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let spec = ProcessSpec {
+                    name: "sleeper".into(),
+                    program: "/bin/sh".into(),
+                    args: vec![
+                        "-c".into(),
+                        "echo listening http=127.0.0.1:1; exec sleep 60".into(),
+                    ],
+                    env: vec![],
+                    log_path,
+                    wait_listening: Some(Duration::from_secs(5)),
+                };
+                let p = Supervised::spawn(spec).await.unwrap();
+                let pid = p.pid().unwrap();
+                std::mem::forget(p);
+                pid
+            })
+        })
+        .join()
+        .unwrap();
+        // Gone (or a zombie nobody reaps yet) within 5 s of its parent thread's exit.
+        let stat = format!("/proc/{pid}/stat");
+        let dead = (0..100).any(|_| {
+            let state = std::fs::read_to_string(&stat).ok().and_then(|s| {
+                s.rsplit(')')
+                    .next()
+                    .map(|r| r.trim_start().starts_with('Z'))
+            });
+            if state.unwrap_or(true) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            false
+        });
+        assert!(dead, "pid {pid} outlived the thread that started it");
     }
 
     #[tokio::test]

@@ -23,7 +23,9 @@ use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
 use crate::kube_proxy::ZoneProxy;
 use crate::lb_sync::{LbProcess, lb_buckets};
-use crate::load::{GeneratorAddrs, RunningGenerator, free_loopback_addr, lock_generators};
+use crate::load::{
+    GeneratorAddrs, LoadgenMetrics, RunningGenerator, lock_generators, metrics_addrs, push_metrics,
+};
 use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
@@ -49,7 +51,8 @@ struct Running {
     samples: Samples,
     /// Started generators; ones with a later `startAt` join when they start.
     generators: Arc<std::sync::Mutex<Vec<RunningGenerator>>>,
-    loadgen_metrics: Vec<SocketAddr>,
+    /// Each started generator's metrics address (as it printed it: it binds port 0).
+    loadgen_metrics: LoadgenMetrics,
     /// Stops the forwarders and the control loops.
     stop: CancellationToken,
     /// Stops the sampler.
@@ -68,8 +71,8 @@ struct Running {
 /// observation, over every generator that answers its metrics.
 async fn live_rates(run: &mut Running, scraper: &Scraper) -> (Option<f64>, Option<f64>) {
     let mut now = LoadgenCounters::default();
-    for addr in &run.loadgen_metrics {
-        if let Some(c) = scraper.loadgen_counters(*addr).await {
+    for addr in metrics_addrs(&run.loadgen_metrics) {
+        if let Some(c) = scraper.loadgen_counters(addr).await {
             now = now + c;
         }
     }
@@ -210,7 +213,7 @@ impl Target for LocalTarget {
             targets,
             samples: Default::default(),
             generators: Default::default(),
-            loadgen_metrics: Vec::new(),
+            loadgen_metrics: LoadgenMetrics::default(),
             stop,
             stop_sampler: CancellationToken::new(),
             sampler: None,
@@ -295,9 +298,8 @@ impl Target for LocalTarget {
                         )
                     })?,
             };
-            let metrics =
-                free_loopback_addr().map_err(|e| TargetError::new("starting the load", e))?;
-            run.loadgen_metrics.push(metrics);
+            // loadgen binds port 0 and prints the port: no free-port race with another run.
+            let metrics = SocketAddr::from(([127, 0, 0, 1], 0));
             let seed = run.ctx.seed.wrapping_add(1000 + i as u64);
             if generator.start_at.is_zero() {
                 let started = RunningGenerator::start(
@@ -316,14 +318,16 @@ impl Target for LocalTarget {
                 .map_err(|e| {
                     TargetError::new(format!("starting generator {}", generator.name), e)
                 })?;
+                push_metrics(&run.loadgen_metrics, started.metrics);
                 lock_generators(&run.generators).push(started);
             } else {
                 let (bins, generator, load) =
                     (bins.clone(), generator.clone(), run.scenario.load.clone());
-                let (out_dir, generators, shared) = (
+                let (out_dir, generators, shared, loadgen_metrics) = (
                     run.ctx.out_dir.clone(),
                     run.generators.clone(),
                     run.shared.clone(),
+                    run.loadgen_metrics.clone(),
                 );
                 let scale = run.ctx.time_scale;
                 let start = clock.load_start + scale.wall(generator.start_at);
@@ -347,7 +351,10 @@ impl Target for LocalTarget {
                     )
                     .await
                     {
-                        Ok(started) => lock_generators(&generators).push(started),
+                        Ok(started) => {
+                            push_metrics(&loadgen_metrics, started.metrics);
+                            lock_generators(&generators).push(started);
+                        }
                         Err(e) => shared.lock().record(vec![EventKind::Note {
                             message: format!(
                                 "generator {} did not start: {}",

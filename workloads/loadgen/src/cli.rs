@@ -96,7 +96,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub output_file: Option<PathBuf>,
     /// Serve source-side Prometheus metrics (loadgen_attempted_total, loadgen_responses_total,
-    /// ...) at http://ADDR/metrics while running.
+    /// ...) at http://ADDR/metrics while running. The bound address is printed first on stdout
+    /// as `listening metrics=ADDR` (port 0 picks a free one).
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
     /// Server-sent-event streams to hold open for the whole run, each on its own connection,
@@ -156,6 +157,7 @@ impl RunArgs {
             sse_streams: self.sse_streams,
             sse_url: self.sse_url.clone(),
             metrics_listen: self.metrics_listen,
+            announce_metrics: self.metrics_listen.is_some(),
             seed: self.seed,
             origin: Some(Origin {
                 pod: id.pod,
@@ -166,12 +168,29 @@ impl RunArgs {
     }
 }
 
-/// Writes `contents` next to `path` and renames it into place, so readers never see half a file.
-fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, contents).with_context(|| format!("writing {}", path.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+/// Writes `contents` to a temporary file in `path`'s directory, syncs it and renames it into
+/// place (one `rename(2)`, atomic within a filesystem), so a reader finds the previous file,
+/// none, or the whole new one — never half a report, even if loadgen is killed while writing.
+/// A failed write removes the temporary file.
+pub fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .with_context(|| format!("writing {}: not a file path", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.with_context(|| format!("writing {}", path.display()))
 }
 
 fn emit(report: &Report, output: OutputFormat, file: Option<&Path>) -> anyhow::Result<()> {

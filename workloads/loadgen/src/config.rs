@@ -87,6 +87,9 @@ pub struct RunConfig {
     pub sse_url: Option<Uri>,
     /// Serve source-side Prometheus metrics here while running.
     pub metrics_listen: Option<SocketAddr>,
+    /// Print `listening metrics=ADDR` on stdout once the metrics listener is bound (the `loadgen`
+    /// binary does), so a caller can pass port 0 and learn the port without a race.
+    pub announce_metrics: bool,
     /// Seeds the randomness (SSE reconnect jitter).
     pub seed: u64,
     pub origin: Option<Origin>,
@@ -107,6 +110,7 @@ impl RunConfig {
             sse_streams: 0,
             sse_url: None,
             metrics_listen: None,
+            announce_metrics: false,
             seed: 0,
             origin: None,
         }

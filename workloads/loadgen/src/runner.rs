@@ -74,7 +74,14 @@ pub async fn run_with_metrics(
                         addr: listen,
                         source,
                     })?;
-            tracing::info!(addr = %listener.local_addr().unwrap_or(listen), "serving /metrics");
+            let bound = listener.local_addr().unwrap_or(listen);
+            tracing::info!(addr = %bound, "serving /metrics");
+            if config.announce_metrics {
+                println!(
+                    "{}",
+                    workload_contract::listening::line(&[("metrics", bound)])
+                );
+            }
             Some(tokio::spawn(serve_metrics(
                 listener,
                 metrics.clone(),

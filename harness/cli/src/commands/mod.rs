@@ -4,6 +4,7 @@ pub mod hints;
 pub mod images;
 pub mod kind_config;
 mod kind_plan;
+mod out_dir;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -14,6 +14,7 @@ use harness_kind::target::{KindOptions, KindTarget, choose_mode};
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
+use super::out_dir;
 use crate::exit::{Failure, Outcome};
 use crate::invocation::{RunSpec, invocation};
 use crate::progress::{Console, ProgressMode};
@@ -179,11 +180,19 @@ pub fn run(args: RunArgs) -> Outcome {
                 e.0
             ))
         })?;
-    let run_id = new_run_id(args.seed);
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&scenario.name).join(&run_id));
+    // Claimed before anything starts: an unwritable or full directory stops the run here.
+    let (run_id, claimed) = match &args.out {
+        Some(out) => (new_run_id(args.seed), out_dir::claim_given(out)),
+        None => match out_dir::claim_fresh(&Path::new("results").join(&scenario.name), || {
+            new_run_id(args.seed)
+        }) {
+            Ok((id, dir)) => (id, Ok(dir)),
+            Err(e) => (String::new(), Err(e)),
+        },
+    };
+    let claimed =
+        claimed.map_err(|e| Failure::Infrastructure(anyhow!("{e:#}; nothing was started")))?;
+    let out_dir = claimed.path.clone();
     let ctx = RunContext {
         run_id,
         out_dir: out_dir.clone(),
@@ -288,7 +297,12 @@ fn new_run_id(seed: u64) -> String {
         .replace('T', "-")
         .trim_end_matches('Z')
         .to_string();
-    let tag = (now.subsec_nanos() as u64 ^ seed.wrapping_mul(0x9e37_79b9)) & 0xffff;
+    // The process id keeps two runs started in the same millisecond apart (and a taken
+    // directory is skipped anyway, see `out_dir::claim_fresh`).
+    let tag = (now.subsec_nanos() as u64
+        ^ seed.wrapping_mul(0x9e37_79b9)
+        ^ u64::from(std::process::id()).wrapping_mul(0x85eb_ca6b))
+        & 0xffff;
     format!("{stamp}-{tag:04x}")
 }
 

@@ -7,6 +7,7 @@ mod upstream;
 mod contract;
 mod drain;
 mod failures;
+mod hostile;
 mod limits;
 mod metrics;
 mod readiness;

@@ -2,7 +2,9 @@
 //! ordinary requests in flight (current and maximum), open SSE streams and requests received.
 //!
 //! Routes: `/gate` (waits for a permit of [`Upstream::gate`]), `/slow?ms=N`, `/sse?beat_ms=N`
-//! (event `hello` at once, then a heartbeat every N ms), `/status/N`, anything else 200 `fast`.
+//! (event `hello` at once, then a heartbeat every N ms), `/status/N`, `/big?bytes=N` (a body of
+//! N bytes `x`), `/echo` (reads the whole request body, answers its length), anything else 200
+//! `fast`.
 //! Every response carries `x-pod: upstream-pod`.
 
 use std::convert::Infallible;
@@ -156,6 +158,23 @@ async fn handle(
             tokio::time::sleep(Duration::from_millis(ms)).await;
             text(StatusCode::OK, "slow")
         }
+        "/big" => {
+            let n = param(&req, "bytes").unwrap_or(1 << 20) as usize;
+            let mut resp = Response::new(Full::new(Bytes::from(vec![b'x'; n])).boxed());
+            resp.headers_mut()
+                .insert("x-pod", http::HeaderValue::from_static("upstream-pod"));
+            resp
+        }
+        "/echo" => match req.into_body().collect().await {
+            Ok(body) => {
+                let len = body.to_bytes().len();
+                let mut resp = Response::new(Full::new(Bytes::from(len.to_string())).boxed());
+                resp.headers_mut()
+                    .insert("x-pod", http::HeaderValue::from_static("upstream-pod"));
+                resp
+            }
+            Err(_) => text(StatusCode::BAD_REQUEST, "broken body"),
+        },
         p if p.starts_with("/status/") => {
             let code = p["/status/".len()..].parse().unwrap_or(500);
             text(StatusCode::from_u16(code).unwrap(), "status")

@@ -131,7 +131,7 @@ pub fn build(
     from_node: Option<&str>,
     nodes_file: &str,
 ) -> anyhow::Result<AsIsReport> {
-    let (key, slices) = select_slices(slices_name, slices, service.as_ref())?;
+    let (key, slices, note) = select_slices(slices_name, slices, service.as_ref())?;
     let policy = service
         .as_ref()
         .map_or(ServicePolicy::default(), |s| s.policy);
@@ -176,6 +176,7 @@ pub fn build(
             "unset endpoint conditions read as kube-proxy reads them: ready and serving true, terminating false".to_owned(),
         ],
     };
+    report.assumptions.extend(note);
     match from_node {
         Some(name) => {
             let Some(node) = nodes.iter().find(|n| n.name == name) else {
@@ -230,7 +231,13 @@ pub fn text(r: &AsIsReport) -> String {
     let _ = writeln!(out, "Service {}  ({})", r.service, r.mode);
     out.push('\n');
     out.push_str("Endpoints as they are:\n");
-    super::render::endpoints_table(&mut out, &r.endpoints);
+    if r.endpoints.is_empty() {
+        out.push_str(
+            "  none: no endpoints (the Service has no EndpointSlice, or its slices hold none)\n",
+        );
+    } else {
+        super::render::endpoints_table(&mut out, &r.endpoints);
+    }
     out.push('\n');
     // Of the ready endpoints: not-ready and terminating ones are used only as a fallback.
     let total = super::render::ready_endpoints(&r.endpoints);

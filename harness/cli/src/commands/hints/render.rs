@@ -47,7 +47,14 @@ pub fn report_text(r: &Report) -> String {
     }
     out.push('\n');
     out.push_str("Endpoints after the reconcile:\n");
-    endpoints_table(&mut out, &r.endpoints);
+    if r.endpoints.is_empty() {
+        out.push_str("  none\n");
+    } else {
+        endpoints_table(&mut out, &r.endpoints);
+    }
+    if let Some(why) = &r.no_endpoints {
+        let _ = writeln!(out, "  {why}");
+    }
     out.push('\n');
     out.push_str(
         "kube-proxy: addresses a client reaches, per zone (node hosting no endpoint), of the ready endpoints:\n",

@@ -1,16 +1,25 @@
 //! `harness hints --nodes ... --endpointslices ... [--service ...]`: predicts what the
 //! EndpointSlice controller does on its next reconcile of the Service's slices (no pod change),
 //! then what kube-proxy in each zone and on each node does with the result.
+//!
+//! A Service scaled to zero is a real state, not an error: it has no EndpointSlice yet, or
+//! only the controller's placeholder slice (`endpoints: null`), or slices whose endpoints are
+//! none of them ready. The controller still reconciles it: `reconcileByAddressType` in
+//! staging/src/k8s.io/endpointslice/reconciler.go (v1.34, read at @020438690733) adds the
+//! placeholder slice for an address type with no slices, then calls `AddHints`, whose
+//! `getAllocations(0)` (topologycache.go @40d99474ca4d) refuses hints with "Insufficient number
+//! of endpoints (0 endpoints, N zones)" once the nodes give ratios. The report then carries the
+//! zone CPU ratios, that event and `noEndpoints` saying why.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::bail;
+use kube_model::{AddressType, Endpoint, Node};
 use kube_model::{
     ControllerOptions, Event, HintsInput, HintsOutcome, ProxyNode, ProxyOptions, RoutingMode,
     ServicePolicy, ServiceTopology, compute_hints, usable_endpoints,
 };
-use kube_model::{Endpoint, Node};
 use serde::Serialize;
 
 use kube_model::openapi::{self, ConvertError, OwnedSlice, ServiceInfo};
@@ -63,6 +72,11 @@ pub struct Report {
     pub reachable_from_nodes: BTreeMap<String, Vec<String>>,
     /// Why there are no zone CPU ratios, naming the nodes (empty when there are ratios).
     pub ratios_missing_because: Vec<String>,
+    /// Ready endpoints as kube-proxy counts them (`ready` true or unset) after the reconcile.
+    pub ready_endpoints: usize,
+    /// Set when no endpoint is ready: why (no EndpointSlice, slices without endpoints, or
+    /// endpoints none of which is ready). kube-proxy then has nothing to send to.
+    pub no_endpoints: Option<String>,
     pub assumptions: Vec<String>,
 }
 
@@ -159,7 +173,7 @@ pub fn build(
     slices: Vec<OwnedSlice>,
     service: Option<ServiceInfo>,
 ) -> anyhow::Result<Report> {
-    let (key, slices) = select_slices(slices_name, slices, service.as_ref())?;
+    let (key, slices, note) = select_slices(slices_name, slices, service.as_ref())?;
     let topology = service
         .as_ref()
         .map_or_else(ServiceTopology::topology_auto, |s| s.topology.clone());
@@ -176,6 +190,7 @@ pub fn build(
         assumptions
             .push("no Service given: service.kubernetes.io/topology-mode: Auto assumed".to_owned());
     }
+    assumptions.extend(note);
     let mut previously = mode == RoutingMode::TopologyAuto
         && slices
             .iter()
@@ -190,7 +205,17 @@ pub fn build(
     }
 
     let mut outcomes: Vec<HintsOutcome> = Vec::new();
-    let address_types: BTreeSet<_> = slices.iter().map(|s| s.address_type).collect();
+    let mut address_types: BTreeSet<_> = slices.iter().map(|s| s.address_type).collect();
+    if address_types.is_empty() {
+        // No slice at all: the controller reconciles the Service's address types with no
+        // slices (it creates the placeholder); IPv4 is the single-stack default.
+        address_types.insert(AddressType::IPv4);
+        assumptions.push(
+            "the Service has no EndpointSlice: reconciled as a single-stack IPv4 Service with no endpoints \
+             (the controller creates an empty placeholder slice)"
+                .to_owned(),
+        );
+    }
     for address_type in address_types {
         let group = slices
             .iter()
@@ -221,6 +246,11 @@ pub fn build(
         .flat_map(|s| s.endpoints.iter().map(|e| EndpointRow::new(&s.name, e)))
         .collect();
     let (reachable_from, reachable_from_nodes) = reachability(nodes, &endpoints, policy);
+    let ready_endpoints = endpoints
+        .iter()
+        .filter(|e| e.conditions.ready != Some(false))
+        .count();
+    let no_endpoints = (ready_endpoints == 0).then(|| no_endpoints_reason(&slices));
     let zone_cpu_ratios = outcomes
         .first()
         .and_then(|o| o.zone_cpu_ratios.clone())
@@ -240,8 +270,26 @@ pub fn build(
         reachable_from,
         reachable_from_nodes,
         ratios_missing_because,
+        ready_endpoints,
+        no_endpoints,
         assumptions,
     })
+}
+
+/// Why the Service has no ready endpoint, in the words of its slices.
+fn no_endpoints_reason(slices: &[OwnedSlice]) -> String {
+    let total: usize = slices.iter().map(|s| s.slice.endpoints.len()).sum();
+    if slices.is_empty() {
+        "no endpoints: the Service has no EndpointSlice (scaled to zero, or no pod matches its selector)"
+            .to_owned()
+    } else if total == 0 {
+        format!(
+            "no endpoints: its {} EndpointSlice(s) hold no endpoint (scaled to zero, or no pod matches its selector)",
+            slices.len()
+        )
+    } else {
+        format!("no endpoints: none of its {total} endpoint(s) is ready")
+    }
 }
 
 /// What keeps the EndpointSlice controller from computing zone CPU ratios, node by node: a
@@ -288,12 +336,13 @@ fn mode_name(mode: RoutingMode) -> String {
 }
 
 /// Keeps the slices of the Service (by `kubernetes.io/service-name` and namespace) and returns
-/// the Service key `namespace/name`.
+/// the Service key `namespace/name`, and a note when the file holds slices of other Services
+/// only (the given Service then has none: worth saying, in case the wrong file was given).
 pub(super) fn select_slices(
     file: &str,
     slices: Vec<OwnedSlice>,
     service: Option<&ServiceInfo>,
-) -> anyhow::Result<(String, Vec<OwnedSlice>)> {
+) -> anyhow::Result<(String, Vec<OwnedSlice>, Option<String>)> {
     let owners: BTreeSet<(String, String)> = slices
         .iter()
         .map(|s| {
@@ -310,6 +359,7 @@ pub(super) fn select_slices(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let mut note = None;
     let (key, kept) = match service {
         Some(svc) => {
             let kept: Vec<OwnedSlice> = slices
@@ -317,13 +367,14 @@ pub(super) fn select_slices(
                 .filter(|s| s.service.as_deref().is_none_or(|n| n == svc.name))
                 .filter(|s| s.namespace.as_deref().is_none_or(|ns| ns == svc.namespace))
                 .collect();
-            if kept.is_empty() {
-                bail!(
-                    "{file}: no EndpointSlice belongs to Service {}/{} (found slices of: {})",
+            // None kept is a Service without slices (scaled to zero): reported, not refused.
+            if kept.is_empty() && !owners.is_empty() {
+                note = Some(format!(
+                    "{file} holds no EndpointSlice of Service {}/{}, only slices of: {}",
                     svc.namespace,
                     svc.name,
                     describe()
-                );
+                ));
             }
             (format!("{}/{}", svc.namespace, svc.name), kept)
         }
@@ -335,7 +386,10 @@ pub(super) fn select_slices(
                 );
             }
             let Some((ns, name)) = owners.into_iter().next() else {
-                bail!("{file}: no EndpointSlice found");
+                bail!(
+                    "{file}: no EndpointSlice found, so the Service is unknown; pass --service SVC.yaml \
+                     to see what the controller does for a Service without endpoints"
+                );
             };
             (format!("{ns}/{name}"), slices)
         }
@@ -344,7 +398,7 @@ pub(super) fn select_slices(
     if let Some(dup) = kept.iter().find(|s| !names.insert(s.slice.name.clone())) {
         bail!("{file}: EndpointSlice {} appears twice", dup.slice.name);
     }
-    Ok((key, kept))
+    Ok((key, kept, note))
 }
 
 type Reach = BTreeMap<String, Vec<String>>;
