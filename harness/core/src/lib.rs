@@ -5,6 +5,7 @@
 
 pub mod control_plane;
 pub mod engine;
+pub mod ingress;
 pub mod measure;
 pub mod report;
 pub mod scenario;

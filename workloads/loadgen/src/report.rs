@@ -37,6 +37,7 @@ impl FromHistogram for SendDelay {
         }
         Self {
             p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
             p99: ms(h.value_at_quantile(0.99)),
             max: ms(h.max()),
         }
@@ -93,6 +94,7 @@ impl FromHistogram for BackendLatency {
         }
         Self {
             p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
             p99: ms(h.value_at_quantile(0.99)),
             max: ms(h.max()),
         }

@@ -80,6 +80,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         unattributed: (!run.generators.is_empty()).then_some(unattributed),
         invocation: None,
         removals: removal_summaries(&removals),
+        ingress: super::ingress_view::ingress_summary(run),
     }
 }
 

@@ -109,6 +109,7 @@ pub fn failing_summary() -> Summary {
         unattributed: None,
         invocation: None,
         removals: Vec::new(),
+        ingress: None,
     }
 }
 
