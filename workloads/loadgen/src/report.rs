@@ -37,7 +37,6 @@ impl FromHistogram for SendDelay {
         }
         Self {
             p50: ms(h.value_at_quantile(0.5)),
-            p90: ms(h.value_at_quantile(0.9)),
             p99: ms(h.value_at_quantile(0.99)),
             max: ms(h.max()),
         }
