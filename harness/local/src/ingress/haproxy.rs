@@ -25,8 +25,17 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Where Debian and Ubuntu install `haproxy`, which a non-root user's PATH often lacks.
 const SBIN_DIRS: [&str; 2] = ["/usr/sbin", "/usr/local/sbin"];
 
-/// `haproxy` on PATH, else in the sbin directories, if anywhere.
+/// The program to run instead of searching (`HARNESS_HAPROXY=/path/to/haproxy`); when it is
+/// not a file, no HAProxy is found.
+pub const HAPROXY_ENV: &str = "HARNESS_HAPROXY";
+
+/// `$HARNESS_HAPROXY` if set, else `haproxy` on PATH, else in the sbin directories, if
+/// anywhere.
 pub fn find_haproxy() -> Option<PathBuf> {
+    if let Some(chosen) = std::env::var_os(HAPROXY_ENV) {
+        let chosen = PathBuf::from(chosen);
+        return chosen.is_file().then_some(chosen);
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(SBIN_DIRS.iter().map(PathBuf::from))
