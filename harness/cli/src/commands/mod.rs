@@ -1,8 +1,10 @@
 //! One module per subcommand; each exposes `XArgs` (clap) and `run(XArgs) -> exit::Outcome`.
 
+pub mod compare;
 pub mod hints;
 pub mod images;
 pub mod kind_config;
+pub mod matrix;
 pub mod plan;
 pub mod report;
 pub mod run;

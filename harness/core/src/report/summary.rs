@@ -212,6 +212,9 @@ pub struct Totals {
     pub transport_errors: BTreeMap<String, u64>,
     pub dropped: u64,
     pub error_rate: f64,
+    /// *Added*: the largest generator p50 (absent from summaries written before it).
+    #[serde(default)]
+    pub latency_p50_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
     pub sse_events: u64,
     pub sse_streams_failed: u64,
