@@ -248,3 +248,60 @@ fn a_matrix_runs_every_combination_and_compares_each_with_the_first() {
         "nothing ran"
     );
 }
+
+#[test]
+fn run_with_a_baseline_compares_the_new_run_and_refuses_another_scenario() {
+    support::require_workload_bins();
+    let _turn = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let base = tempfile::tempdir().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "scenarios/testdata/valid-minimal.yaml",
+            "--set",
+            "load.duration=2s",
+            "--progress",
+            "none",
+        ];
+        args.extend_from_slice(extra);
+        args.push("--out");
+        harness(&args, &[out])
+    };
+    assert_eq!(run(base.path(), &[]).status.code(), Some(0));
+    let candidate = tempfile::tempdir().unwrap();
+    let baseline = base.path().display().to_string();
+    let output = run(
+        candidate.path(),
+        &[
+            "--baseline",
+            &baseline,
+            "--max-regression",
+            "errorRate=0.05",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(candidate.path().join("compare.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c["verdict"], "ok");
+    assert_eq!(metric(&c, "errorRate")["maxRegression"], 0.05);
+    assert!(
+        candidate.path().join("report.html").is_file(),
+        "the run's own reports too"
+    );
+
+    let other = runs("topology-skew-fixed").display().to_string();
+    let third = tempfile::tempdir().unwrap();
+    let output = run(third.path(), &["--baseline", &other]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("different scenarios"));
+
+    // A bound without anything to compare with is a usage error, before anything runs.
+    let fourth = tempfile::tempdir().unwrap();
+    let output = run(fourth.path(), &["--max-regression", "errorRate=0.05"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!fourth.path().join("summary.json").exists());
+}
