@@ -196,3 +196,98 @@ fn without_haproxy_the_run_is_refused_before_anything_starts() {
     assert!(stderr.contains("apt-get install haproxy"), "{stderr}");
     assert!(!dir.path().join("ingress").exists(), "nothing started");
 }
+
+/// Pids whose parent is `parent`, from /proc.
+fn children(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        if after.split(' ').nth(1).and_then(|p| p.parse().ok()) == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A running (not zombie) `haproxy` process.
+fn is_haproxy(pid: i32) -> bool {
+    let named =
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "haproxy");
+    let running = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s[s.rfind(')').unwrap_or(0)..].starts_with(") Z"));
+    named && running
+}
+
+#[test]
+fn ctrl_c_stops_every_haproxy_master_and_worker() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    support::require_workload_bins();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "run",
+            "scenarios/ingress-hot-podding.yaml",
+            "--variant",
+            "quiet-cluster",
+        ])
+        .args(["--progress", "plain", "--out"])
+        .arg(dir.path())
+        .current_dir(workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let started = Instant::now();
+    for line in lines.by_ref() {
+        if line.unwrap().contains(" phase load") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "load never started"
+        );
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let masters: Vec<i32> = children(child.id() as i32)
+        .into_iter()
+        .filter(|p| is_haproxy(*p))
+        .collect();
+    assert_eq!(masters.len(), 8, "one master per replica: {masters:?}");
+    let workers: Vec<i32> = masters.iter().flat_map(|m| children(*m)).collect();
+    assert!(
+        workers.len() >= 8,
+        "a worker under each master: {workers:?}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "harness did not stop within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(3), "interrupted runs exit 3");
+    for pid in masters.iter().chain(&workers) {
+        let alive = is_haproxy(*pid);
+        assert!(!alive, "haproxy {pid} outlived the harness");
+    }
+    assert_eq!(summary(dir.path())["partial"], true);
+}
