@@ -456,3 +456,102 @@ pub(crate) fn trim(v: f64) -> String {
 pub(crate) fn shown(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), trim)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::failing_summary;
+
+    fn bound(text: &str) -> Bound {
+        Bound::parse(text).unwrap()
+    }
+
+    #[test]
+    fn bounds_parse_and_refuse_what_is_not_metric_equals_number() {
+        assert_eq!(
+            bound("errorRate=0.01"),
+            Bound {
+                metric: "errorRate".into(),
+                value: 0.01
+            }
+        );
+        assert!(matches!(
+            Bound::parse("errorRate"),
+            Err(BoundError::Syntax(_))
+        ));
+        assert!(matches!(
+            Bound::parse("errorRate=-1"),
+            Err(BoundError::Value { .. })
+        ));
+        assert!(matches!(Bound::parse("=1"), Err(BoundError::Syntax(_))));
+    }
+
+    #[test]
+    fn worse_is_measured_in_each_metrics_direction_against_its_bound() {
+        let mut base = failing_summary();
+        base.totals.error_rate = 0.10;
+        base.totals.attempted = 100;
+        base.expectations[0].observed = Some(1.0); // starvedPods, a `max`: lower is better
+        let mut floor = base.expectations[0].clone();
+        floor.name = "enough replicas".into();
+        floor.metric = "minReplicas".into();
+        floor.threshold = crate::report::Threshold {
+            min: Some(4.0),
+            max: None,
+        };
+        floor.observed = Some(6.0);
+        base.expectations.push(floor);
+        let mut candidate = base.clone();
+        candidate.totals.error_rate = 0.20;
+        candidate.expectations[0].observed = Some(3.0);
+        candidate.expectations[1].observed = Some(4.0);
+        let c = compare(
+            &base,
+            &candidate,
+            ("a", "b"),
+            &[
+                bound("errorRate=0.1"),
+                bound("expect.starvedPods=1"),
+                bound("expect.minReplicas=1"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Regression);
+        let row = |name: &str| c.metrics.iter().find(|m| m.name == name).unwrap();
+        // 0.10 → 0.20 is worse by exactly the bound: allowed.
+        assert!(!row("errorRate").regressed);
+        assert_eq!(row("errorRate").delta, Some(0.1));
+        // 1 → 3 starved pods: worse by 2 > 1.
+        assert!(row("expect.starvedPods").regressed);
+        // A `min` expectation: higher is better; 6 → 4 is worse by 2 > 1.
+        assert_eq!(row("expect.minReplicas").better, Better::Higher);
+        assert!(row("expect.minReplicas").regressed);
+        assert_eq!(c.regressions.len(), 2, "{:?}", c.regressions);
+        // The other way round it is an improvement, and passes the same bounds.
+        let back = compare(
+            &candidate,
+            &base,
+            ("b", "a"),
+            &[bound("expect.starvedPods=0"), bound("expect.minReplicas=0")],
+        )
+        .unwrap();
+        assert_eq!(back.verdict, CompareVerdict::Ok);
+    }
+
+    #[test]
+    fn partial_runs_and_other_scenarios_are_incomparable_and_unknown_rows_refused() {
+        let base = failing_summary();
+        let mut partial = base.clone();
+        partial.partial = true;
+        partial.partial_reason = Some("interrupted by the user".into());
+        let c = compare(&base, &partial, ("a", "b"), &[]).unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Incomparable);
+        assert!(c.reason.unwrap().contains("interrupted by the user"));
+        let mut other = base.clone();
+        other.scenario = "rollout-502".into();
+        let c = compare(&base, &other, ("a", "b"), &[]).unwrap();
+        assert!(c.reason.unwrap().contains("different scenarios"));
+        let e = compare(&base, &base, ("a", "b"), &[bound("nope=1")]).unwrap_err();
+        assert!(matches!(e, BoundError::UnknownMetric { .. }), "{e}");
+    }
+}
