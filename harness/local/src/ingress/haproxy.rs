@@ -145,6 +145,11 @@ impl HaproxyReplica {
                 _ => break,
             }
         }
+        // The master re-executes itself on `reload` and may drop the CLI connection
+        // abruptly: a reset means the command arrived; the new worker confirms it below.
+        if matches!(&sent, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset) {
+            sent = Ok(String::new());
+        }
         sent.map_err(|e| LocalError::Io {
             context: format!(
                 "reloading {} through {}",
