@@ -1,6 +1,6 @@
 # harness — common entry points. `make help` lists them.
 #   make scenario-topology-skew [VARIANT=incident|fixed] [TARGET=local]
-#   make scenario-rollout-502 / make scenario-autoscaler  (same variables)
+#   make scenario-rollout-502 / make scenario-autoscaler / make scenario-ingress-hot-podding
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
 #   make images  (one Docker image per workload for the kind target; needs a Docker engine)

@@ -19,7 +19,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for run in topology-skew:incident topology-skew:fixed \
            rollout-502:incident rollout-502:fixed \
-           autoscaler-blind-spot:incident autoscaler-blind-spot:fixed; do
+           autoscaler-blind-spot:incident autoscaler-blind-spot:fixed \
+           ingress-hot-podding:incident ingress-hot-podding:fixed; do
     scenario=${run%%:*}
     variant=${run##*:}
     dir="$work/$scenario-$variant"

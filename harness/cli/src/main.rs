@@ -29,6 +29,9 @@ enum Command {
     /// Rebuild a run's junit.xml, report.md and report.html from its summary.json and
     /// timeline.jsonl, without rerunning.
     Report(commands::report::ReportArgs),
+    /// Compare two run directories (expectations, errors, skew, shares, latency, reloads);
+    /// with --max-regression, a gate: exit 1 on a regression, 2 when not comparable.
+    Compare(commands::compare::CompareArgs),
     /// Print the JSON Schema of scenario files (for editors), or of summary.json.
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
@@ -48,6 +51,7 @@ fn main() {
         Command::Validate(args) => commands::validate::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Report(args) => commands::report::run(args),
+        Command::Compare(args) => commands::compare::run(args),
         Command::Hints(args) => commands::hints::run(args),
         Command::KindConfig(args) => commands::kind_config::run(args),
         Command::Images(args) => commands::images::run(args),

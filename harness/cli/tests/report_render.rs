@@ -210,6 +210,34 @@ fn check_dom(name: &str, dom: &str, summary: &Value) {
         );
     }
 
+    // The ingress replicas: requests by list position, every replica and every pod.
+    if let Some(ingress) = summary["ingress"].as_object() {
+        let section = element(dom, "<section id=\"ingress\">", "</section>");
+        assert!(
+            section.contains("list positions"),
+            "{name}: ingress headline"
+        );
+        let positions = ingress["byPosition"].as_array().unwrap().len();
+        assert!(
+            section.contains(&format!("<td>#{positions}</td>")),
+            "{name}: positions"
+        );
+        for r in ingress["replicas"].as_array().unwrap() {
+            let replica = r["name"].as_str().unwrap();
+            assert!(
+                section.contains(&format!("<td>{replica}</td>")),
+                "{name}: {replica}"
+            );
+        }
+        for p in ingress["pods"].as_array().unwrap() {
+            let pod = p["name"].as_str().unwrap();
+            assert!(
+                section.contains(&format!("<td>{pod}</td>")),
+                "{name}: ingress {pod}"
+            );
+        }
+    }
+
     let facts = element(dom, "<dl class=\"facts\">", "</dl>");
     assert!(
         facts.contains("harness run scenarios/"),

@@ -3,8 +3,10 @@
 //! trait, measurements, the report model and the workloads' command lines for a scenario. No
 //! process, network or Kubernetes-client code lives here.
 
+pub mod compare;
 pub mod control_plane;
 pub mod engine;
+pub mod ingress;
 pub mod measure;
 pub mod report;
 pub mod scenario;

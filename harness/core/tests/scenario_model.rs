@@ -124,6 +124,7 @@ fn topology_skew_base_document() {
             }],
         },
         load_balancer: None,
+        ingress: None,
         timeline: vec![TimelineEvent {
             at: secs(20),
             name: Some("node-change".into()),

@@ -5,6 +5,7 @@
 
 pub mod bins;
 pub mod controllers;
+pub mod ingress;
 pub mod kube_proxy;
 pub mod lb_sync;
 pub mod load;
@@ -100,6 +101,14 @@ pub enum LocalError {
     },
     #[error("generator {generator} sends via the load balancer, but none was deployed")]
     NoLoadBalancer { generator: String },
+    #[error(
+        "generator {generator} sends via the ingress, but the scenario has no `ingress` section"
+    )]
+    NoIngress { generator: String },
+    #[error("the scenario has no `ingress` section, so no ingress replicas run")]
+    IngressNotDeployed,
+    #[error("ingress replica {replica} does not exist")]
+    NoIngressReplica { replica: u32 },
     #[error("no kube-proxy forwarder for zone {zone}")]
     NoForwarder { zone: String },
     #[error("nothing is deployed")]

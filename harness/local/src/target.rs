@@ -14,13 +14,15 @@ use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, error_chain,
 };
 use harness_core::measure::{EventKind, PodRun, RecordedEvent, RunData};
-use harness_core::scenario::model::{Scenario, TimelineEvent, Via};
+use harness_core::scenario::model::{Action, Scenario, TimelineEvent, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::controllers::{Controllers, run_controllers};
+use crate::ingress::haproxy::find_haproxy;
+use crate::ingress::{IngressFleet, ReplicaAction};
 use crate::kube_proxy::ZoneProxy;
 use crate::lb_sync::{LbProcess, lb_buckets};
 use crate::load::{
@@ -65,6 +67,8 @@ struct Running {
     deployed_at: Instant,
     /// The scenario's load balancer.
     lb: Option<LbProcess>,
+    /// The scenario's ingress replicas.
+    ingress: Option<IngressFleet>,
 }
 
 /// Requests sent per second and the failed share of those completed, since the previous
@@ -160,8 +164,13 @@ impl Target for LocalTarget {
     }
 
     fn capabilities(&self) -> BTreeSet<Capability> {
-        // The local target models every control-plane part a scenario can ask for.
-        Capability::ALL.into_iter().collect()
+        // The local target models every control-plane part a scenario can ask for; the
+        // ingress replicas are the real `haproxy`, so they need it on PATH.
+        let haproxy = find_haproxy().is_some();
+        Capability::ALL
+            .into_iter()
+            .filter(|c| *c != Capability::Ingress || haproxy)
+            .collect()
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
@@ -205,6 +214,7 @@ impl Target for LocalTarget {
             None => None,
         };
         let run = Running {
+            ingress: None,
             lb,
             scenario: scenario.clone(),
             ctx: ctx.clone(),
@@ -254,6 +264,34 @@ impl Target for LocalTarget {
             Ok(()) => run.wait_all_ready(limit).await,
             Err(e) => Err(e),
         };
+        let mut run = run;
+        // The ingress replicas start with every pod ready, as a DaemonSet on a running cluster.
+        let outcome = match (outcome, &scenario.ingress) {
+            (Ok(()), Some(_)) => match find_haproxy() {
+                Some(program) => IngressFleet::start(
+                    &scenario,
+                    &program,
+                    shared.clone(),
+                    manager.clone(),
+                    &ctx.out_dir,
+                    ctx.time_scale,
+                    ctx.seed,
+                )
+                .await
+                .map(|fleet| run.ingress = Some(fleet))
+                .map_err(|e| TargetError::new("starting the ingress replicas", e)),
+                None => Err(TargetError::new(
+                    "starting the ingress replicas",
+                    LocalError::Io {
+                        context:
+                            "`haproxy` is not on PATH (Debian/Ubuntu: apt-get install haproxy)"
+                                .into(),
+                        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+                    },
+                )),
+            },
+            (outcome, _) => outcome,
+        };
         self.run = Some(run);
         outcome
     }
@@ -274,6 +312,17 @@ impl Target for LocalTarget {
         let generators = run.scenario.load.generators.clone();
         for (i, generator) in generators.iter().enumerate() {
             let proxy = match (generator.via, &run.lb) {
+                (Via::Ingress, _) => match &run.ingress {
+                    Some(fleet) => fleet.addr,
+                    None => {
+                        return Err(TargetError::new(
+                            "starting the load",
+                            LocalError::NoIngress {
+                                generator: generator.name.clone(),
+                            },
+                        ));
+                    }
+                },
                 (Via::LoadBalancer, Some(lb)) => lb.addr,
                 (Via::LoadBalancer, None) => {
                     return Err(TargetError::new(
@@ -382,6 +431,27 @@ impl Target for LocalTarget {
 
     async fn act(&mut self, event: &TimelineEvent) -> Result<(), TargetError> {
         let run = self.running()?;
+        let ingress_action = match event.action {
+            Action::ReloadIngress(which) => Some((ReplicaAction::Reload, which)),
+            Action::RestartIngress(which) => Some((ReplicaAction::Restart, which)),
+            _ => None,
+        };
+        if let Some((action, which)) = ingress_action {
+            run.shared.lock().record(vec![EventKind::Action {
+                name: event.name.clone(),
+                description: event.to_string(),
+            }]);
+            let fleet = run.ingress.as_ref().ok_or_else(|| {
+                TargetError::new(
+                    format!("applying `{event}`"),
+                    LocalError::IngressNotDeployed,
+                )
+            })?;
+            return fleet
+                .act(action, which)
+                .await
+                .map_err(|e| TargetError::new(format!("applying `{event}`"), e));
+        }
         let ops = {
             let mut s = run.shared.lock();
             s.model.set_time(run.manager.model_time());
@@ -531,6 +601,9 @@ impl Target for LocalTarget {
         let left = std::mem::take(&mut *lock_generators(&run.generators));
         for mut g in left {
             g.process.terminate(TEARDOWN_GRACE).await;
+        }
+        if let Some(mut fleet) = run.ingress {
+            fleet.shutdown().await;
         }
         run.manager.shutdown(TEARDOWN_GRACE).await;
         if let Some(mut lb) = run.lb {

@@ -93,6 +93,7 @@ impl FromHistogram for BackendLatency {
         }
         Self {
             p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
             p99: ms(h.value_at_quantile(0.99)),
             max: ms(h.max()),
         }

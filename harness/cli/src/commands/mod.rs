@@ -1,10 +1,12 @@
 //! One module per subcommand; each exposes `XArgs` (clap) and `run(XArgs) -> exit::Outcome`.
 
+pub mod compare;
 pub mod hints;
 pub mod images;
 pub mod kind_config;
 mod kind_plan;
 mod out_dir;
+pub mod matrix;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -2,10 +2,15 @@
 //! junit.xml, report.md, report.html and timeline.jsonl in `results/<scenario>/<run-id>/` (or
 //! `--out`). Exit 0 when every expectation held, 1 when one failed, 2 for invalid input, 3 for
 //! an infrastructure error or an interrupted run (partial results are still written).
+//! `--baseline DIR` compares the new run against a stored one (compare.* in the run's
+//! directory; a regression beyond `--max-regression` exits 1, an incomparable pair 2);
+//! `--matrix PATH=V1,V2` runs every combination of the values (several axes multiply) and
+//! compares each run against the first (see `matrix`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
+use harness_core::compare::Bound;
 use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
 use harness_core::report::{Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
@@ -58,6 +63,20 @@ pub struct RunArgs {
     pub keep: bool,
     #[command(flatten)]
     pub kind: KindFlags,
+    /// Compare this run against a stored run directory (CI regression gates): writes
+    /// compare.json, compare.md and compare.html next to the run's reports.
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline or --matrix: exit 1 when a run is worse than its base by more than
+    /// VALUE on METRIC (repeatable; metrics as `harness compare` names them).
+    #[arg(long = "max-regression", value_name = "METRIC=VALUE", value_parser = Bound::parse)]
+    pub max_regression: Vec<Bound>,
+    /// Run once per value (repeatable: several axes multiply), e.g. `--matrix
+    /// ingress.version=v0.6,v0.16`: PATH as for --set, values separated by commas. Each
+    /// combination's run goes into its own directory under the output directory and is
+    /// compared against the first combination's run.
+    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = super::matrix::Axis::parse)]
+    pub matrix: Vec<super::matrix::Axis>,
 }
 
 /// The flags of `--target kind`.
@@ -158,7 +177,47 @@ impl TargetName {
 }
 
 pub fn run(args: RunArgs) -> Outcome {
-    let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
+    if !args.matrix.is_empty() {
+        return super::matrix::run(&args);
+    }
+    if args.baseline.is_none() && !args.max_regression.is_empty() {
+        return Err(Failure::InvalidInput(anyhow!(
+            "--max-regression needs something to compare with: add --baseline DIR or --matrix PATH=V1,V2"
+        )));
+    }
+    let out_dir = run_once(&args, &args.set, args.out.clone())?;
+    let verdict = out_dir.1;
+    match &args.baseline {
+        None => verdict,
+        Some(base) => {
+            let comparison =
+                super::compare::compare_dirs(base, &out_dir.0, &args.max_regression, &out_dir.0)?;
+            // The worse of the run's own verdict and the comparison's.
+            let compared = super::compare::outcome_of(&comparison);
+            worse(verdict, compared)
+        }
+    }
+}
+
+/// The outcome with the higher exit code.
+pub fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let code = |o: &Outcome| match o {
+        Ok(()) => 0,
+        Err(Failure::ExpectationFailed) => 1,
+        Err(Failure::InvalidInput(_)) => 2,
+        Err(Failure::Infrastructure(_)) => 3,
+    };
+    if code(&b) > code(&a) { b } else { a }
+}
+
+/// Runs the scenario once with `overrides`; returns its output directory and its outcome
+/// (an error only when nothing was run or written).
+pub fn run_once(
+    args: &RunArgs,
+    overrides: &[Override],
+    out: Option<PathBuf>,
+) -> Result<(PathBuf, Outcome), Failure> {
+    let scenario = load_scenario_with(&args.file, args.variant.as_deref(), overrides)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     let kind_options = match args.target {
         TargetName::Kind => Some(args.kind.options()?),
@@ -181,8 +240,8 @@ pub fn run(args: RunArgs) -> Outcome {
             ))
         })?;
     // Claimed before anything starts: an unwritable or full directory stops the run here.
-    let (run_id, claimed) = match &args.out {
-        Some(out) => (new_run_id(args.seed), out_dir::claim_given(out)),
+    let (run_id, claimed) = match &out {
+        Some(given) => (new_run_id(args.seed), out_dir::claim_given(given)),
         None => match out_dir::claim_fresh(&Path::new("results").join(&scenario.name), || {
             new_run_id(args.seed)
         }) {
@@ -200,9 +259,9 @@ pub fn run(args: RunArgs) -> Outcome {
         time_scale,
     };
     let variant = scenario.selected_variant.as_deref().unwrap_or("base");
-    let overrides: String = args.set.iter().map(|o| format!(", {o}")).collect();
+    let shown: String = overrides.iter().map(|o| format!(", {o}")).collect();
     eprintln!(
-        "running {} (variant {variant}{overrides}) on target {}, seed {}, time scale {time_scale}, output {}",
+        "running {} (variant {variant}{shown}) on target {}, seed {}, time scale {time_scale}, output {}",
         scenario.name,
         args.target.as_str(),
         args.seed,
@@ -241,12 +300,18 @@ pub fn run(args: RunArgs) -> Outcome {
     outcome.summary.invocation = Some(invocation(&RunSpec {
         file: &args.file,
         variant: scenario.selected_variant.as_deref(),
-        overrides: &args.set,
+        overrides,
         target: args.target.as_str(),
         seed: args.seed,
         time_scale: time_scale.factor(),
     }));
-    finish(&outcome, &out_dir)
+    let verdict = finish(&outcome, &out_dir);
+    if let Err(Failure::Infrastructure(_)) = &verdict
+        && !out_dir.join("summary.json").is_file()
+    {
+        return Err(verdict.unwrap_err());
+    }
+    Ok((out_dir, verdict))
 }
 
 /// Writes every output file and maps the outcome to an exit code.

@@ -28,6 +28,11 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
         Metric::TimeToScaleUp => measure::time_to_scale_up(run, window),
         Metric::MaxReplicas => measure::max_replicas(run, window),
         Metric::MinReplicas => measure::min_replicas(run, window),
+        Metric::PositionRankCorrelation => measure::position_rank_correlation(run, window),
+        Metric::FirstPositionsShare => measure::first_positions_share(run, window),
+        Metric::ReadinessFlips => measure::readiness_flips(run, window),
+        Metric::IngressRestarts => measure::ingress_restarts(run, window),
+        Metric::PodLatencyP90 => measure::pod_latency_p90_max(run, window),
     }
 }
 

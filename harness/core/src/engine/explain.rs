@@ -1,7 +1,8 @@
 //! The sentences that explain a run's verdict, in the order a reader needs them: whether the
 //! run was cut short, each failed expectation with its evidence, then what the control plane
 //! did — hints and who each zone's clients reached, rollouts, kubelet warnings, the
-//! autoscaler's decisions — what still reached pods after they left the endpoints, which pods
+//! autoscaler's decisions, the ingress replicas' list positions, reloads and readiness
+//! failures — what still reached pods after they left the endpoints, which pods
 //! starved, and the harness's own notes (a pod that did not start, a generator that did not).
 
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ pub fn explain(
         explanation.extend(control_plane_story(run));
     }
     explanation.extend(lifecycle_story(run));
+    explanation.extend(ingress_story(run));
     explanation.extend(removal_story(removals));
     if !skew.starved.is_empty() {
         explanation.push(format!(
@@ -51,6 +53,57 @@ pub fn explain(
     }
     explanation.extend(notes(run));
     explanation
+}
+
+/// The ingress replicas: requests by list position, how often HAProxy was reloaded and
+/// restarted, and the readiness failures in time order (does unreadiness move from pod to pod).
+fn ingress_story(run: &RunData) -> Vec<String> {
+    let whole = crate::measure::Window::whole(run);
+    if crate::measure::ingress_lists(run).is_empty() {
+        return Vec::new();
+    }
+    let shares = crate::measure::position_shares(run, whole);
+    let total = shares.total().max(1) as f64;
+    let positions: Vec<String> = shares
+        .by_rank
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("#{} {:.0}%", i + 1, *n as f64 * 100.0 / total))
+        .collect();
+    let (reloads, restarts, runtime) = crate::measure::ingress_changes(run, whole)
+        .values()
+        .fold((0, 0, 0), |a, c| (a.0 + c.0, a.1 + c.1, a.2 + c.2));
+    let mut story = vec![format!(
+        "ingress: requests by list position {}{}; {reloads} reloads, {restarts} restarts and {runtime} runtime-API updates during the load",
+        positions.join(", "),
+        shares
+            .rank_correlation()
+            .map(|r| format!(" (rank correlation {r:.2})"))
+            .unwrap_or_default()
+    )];
+    let mut flips: Vec<(f64, String)> = crate::measure::readiness_flip_times(run, whole)
+        .into_iter()
+        .flat_map(|(pod, times)| times.into_iter().map(move |t| (t, pod.clone())))
+        .collect();
+    flips.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if !flips.is_empty() {
+        let shown: Vec<String> = flips
+            .iter()
+            .take(12)
+            .map(|(t, pod)| format!("{pod} {t:.1}s"))
+            .collect();
+        let more = flips.len().saturating_sub(12);
+        story.push(format!(
+            "readiness failures in order: {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    story
 }
 
 /// The harness's notes, each once with how often and when it first happened.

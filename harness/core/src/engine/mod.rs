@@ -5,6 +5,7 @@
 pub mod evaluate;
 pub mod exit;
 pub mod explain;
+pub mod ingress_view;
 pub mod plan;
 mod plan_text;
 mod plan_warnings;

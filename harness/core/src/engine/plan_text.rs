@@ -132,6 +132,7 @@ fn generator_text(g: &PlanGenerator) -> String {
     text.push_str(match g.via {
         Via::KubeProxy => ", through kube-proxy",
         Via::LoadBalancer => ", through the load balancer",
+        Via::Ingress => ", through the ingress replicas",
     });
     if g.start_at_s > 0.0 {
         text.push_str(&format!(", from {:.1}s", g.start_at_s));

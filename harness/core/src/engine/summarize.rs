@@ -81,6 +81,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         invocation: None,
         removals: removal_summaries(&removals),
         model_agreement: None,
+        ingress: super::ingress_view::ingress_summary(run),
     }
 }
 
@@ -106,6 +107,7 @@ fn totals(run: &RunData) -> Totals {
         t.sse_streams_failed += r.sse.streams_failed;
         if r.attempted > 0 {
             t.latency_p99_ms = Some(t.latency_p99_ms.unwrap_or(0.0).max(r.latency_ms.p99));
+            t.latency_p50_ms = Some(t.latency_p50_ms.unwrap_or(0.0).max(r.latency_ms.p50));
         }
     }
     t

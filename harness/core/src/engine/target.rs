@@ -29,13 +29,16 @@ pub enum Capability {
     Rollout,
     Autoscaler,
     LoadBalancer,
+    /// HAProxy ingress replicas (`ingress`, `via: ingress`, `reloadIngress`,
+    /// `restartIngress`).
+    Ingress,
     /// Running the control plane faster than Kubernetes does (a time scale below 1).
     TimeScale,
 }
 
 impl Capability {
     /// Every capability there is (a target that can do everything returns these).
-    pub const ALL: [Capability; 16] = [
+    pub const ALL: [Capability; 17] = [
         Capability::Sidecar,
         Capability::Sse,
         Capability::ReadinessOnSaturation,
@@ -51,6 +54,7 @@ impl Capability {
         Capability::Rollout,
         Capability::Autoscaler,
         Capability::LoadBalancer,
+        Capability::Ingress,
         Capability::TimeScale,
     ];
 }
@@ -75,6 +79,11 @@ impl fmt::Display for Capability {
             Capability::Rollout => "the rollout action",
             Capability::Autoscaler => "the HorizontalPodAutoscaler (service.autoscaler)",
             Capability::LoadBalancer => "the load balancer (loadBalancer / via: loadBalancer)",
+            Capability::Ingress => {
+                "HAProxy ingress replicas (ingress / via: ingress / reloadIngress / restartIngress): \
+                 they run the real `haproxy` program, which must be on PATH (Debian/Ubuntu: \
+                 `apt-get install haproxy`, HAProxy 2.4 or later)"
+            }
             Capability::TimeScale => {
                 "a time scale below 1 (--time-scale / timeScale): its controllers, kubelets and \
                  load balancers keep their own clocks, so run with --time-scale 1"
@@ -121,6 +130,15 @@ pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capa
     {
         needs.insert(Capability::LoadBalancer);
     }
+    if scenario.ingress.is_some()
+        || scenario
+            .load
+            .generators
+            .iter()
+            .any(|g| g.via == Via::Ingress)
+    {
+        needs.insert(Capability::Ingress);
+    }
     for event in &scenario.timeline {
         needs.insert(match event.action {
             Action::SetNodeReady { .. } => Capability::NodeReadiness,
@@ -131,6 +149,7 @@ pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capa
             Action::Scale { .. } => Capability::Scale,
             Action::KillPod { .. } | Action::KillPickedPod { .. } => Capability::KillPod,
             Action::Rollout(_) => Capability::Rollout,
+            Action::ReloadIngress(_) | Action::RestartIngress(_) => Capability::Ingress,
         });
     }
     needs

@@ -1,15 +1,18 @@
 //! The shared measurements (DESIGN.md "Measurements") computed from [`RunData`] over a time
 //! window: error rates by kind, per-pod skew and starvation, latency, hint flaps, saturation and
-//! sidecar rejections, pod lifecycles (termination, rollout, autoscaler) and what still
-//! reached pods after they left the endpoints. Each metric returns the value and a sentence
+//! sidecar rejections, pod lifecycles (termination, rollout, autoscaler), what still
+//! reached pods after they left the endpoints, and the ingress replicas' list positions,
+//! reloads and restarts. Each metric returns the value and a sentence
 //! of evidence for the verdict.
 
+mod ingress;
 mod lifecycle;
 mod metrics;
 mod removal;
 pub mod run_data;
 mod skew;
 
+pub use ingress::*;
 pub use lifecycle::*;
 pub use metrics::*;
 pub use removal::*;

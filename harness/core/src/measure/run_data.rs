@@ -152,8 +152,47 @@ pub enum EventKind {
         #[serde(alias = "destination_rps")]
         destination_rps: f64,
     },
+    /// An ingress replica's HAProxy took a configuration: how (started, reloaded, restarted,
+    /// or runtime-API slot updates), why, and the servers it lists in order (pod names; for
+    /// slots, the filled slots in slot order).
+    Ingress {
+        replica: u32,
+        change: IngressChange,
+        cause: IngressCause,
+        servers: Vec<String>,
+    },
     /// Free text from the harness (warnings, notes).
     Note { message: String },
+}
+
+/// How an ingress replica's HAProxy took its new configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IngressChange {
+    /// The first start of the replica.
+    Start,
+    /// A hitless master-worker reload: a fresh worker takes new connections.
+    Reload,
+    /// Stop and start (a failed reload, or `restartIngress`): connections drop.
+    Restart,
+    /// Runtime-API updates of pre-allocated server slots (v0.16); no new process.
+    RuntimeApi,
+}
+
+/// What made the controller reconfigure a replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IngressCause {
+    /// The deployment started the replica.
+    Deploy,
+    /// The Service's ready endpoints changed.
+    Endpoints,
+    /// An unrelated configuration rewrite (`ingress.churn.rewriteInterval`).
+    Rewrite,
+    /// A timeline action (`reloadIngress`, `restartIngress`).
+    Action,
+    /// A reload failed (`ingress.churn.reloadFailureRate`), so the controller restarted it.
+    ReloadFailed,
 }
 
 /// A step of a pod's termination, in the order they happen.

@@ -41,6 +41,35 @@ pub fn requests_per_pod(run: &RunData, window: Window) -> BTreeMap<String, u64> 
     counts
 }
 
+/// Requests each pod received in each second of the run, counted as [`requests_per_pod`]
+/// counts them (the sidecar's arrivals where there is one, else responses by `x-pod`).
+pub fn requests_per_second(run: &RunData) -> BTreeMap<String, Vec<u64>> {
+    let seconds = run.seconds();
+    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (_, second, row) in run.load_seconds() {
+        if second >= seconds {
+            continue;
+        }
+        for (pod, n) in &row.by_backend {
+            out.entry(pod.clone()).or_insert_with(|| vec![0; seconds])[second] += n;
+        }
+    }
+    for pod in run.pods.iter().filter(|p| p.max_concurrency > 0) {
+        let at = |t: f64| {
+            pod.samples
+                .iter()
+                .take_while(|s| s.t_s <= t)
+                .last()
+                .map_or(0, |s| s.received)
+        };
+        let counts = (0..seconds)
+            .map(|s| at((s + 1) as f64).saturating_sub(at(s as f64)))
+            .collect();
+        out.insert(pod.name.clone(), counts);
+    }
+    out
+}
+
 /// Responses per pod in the window (source side, from the `x-pod` header), over all generators.
 pub fn responses_per_pod(run: &RunData, window: Window) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::ingress_tables;
 use super::reconcile::{Column, Side, columns, pod_rows, totals};
 use super::text::{disagreements, observed_text, threshold_text, verdict_text};
 use super::{ModelAgreement, Summary};
@@ -51,6 +52,9 @@ pub fn render_markdown(summary: &Summary) -> String {
         );
     }
     pods_table(&mut md, summary);
+    if let Some(ingress) = &summary.ingress {
+        ingress_section(&mut md, ingress);
+    }
     if !summary.hints.events.is_empty() {
         let _ = writeln!(md, "\nHint events ({} flaps):\n", summary.hints.flaps);
         let before = summary.hints.events.iter().filter(|e| e.t_s < 0.0).count();
@@ -157,6 +161,29 @@ fn pods_table(md: &mut String, summary: &Summary) {
     );
     for line in disagreements(&rows) {
         let _ = writeln!(md, "\n- ⚠️ {line}");
+    }
+}
+
+/// The ingress replicas: requests by list position, reloads and restarts, pods.
+fn ingress_section(md: &mut String, ingress: &super::IngressSummary) {
+    let _ = writeln!(
+        md,
+        "\n## Ingress\n\n{}\n",
+        ingress_tables::headline(ingress)
+    );
+    for table in [
+        ingress_tables::positions(ingress),
+        ingress_tables::replicas(ingress),
+        ingress_tables::pods(ingress),
+    ] {
+        let header: Vec<String> = table.header.iter().map(|h| (*h).to_owned()).collect();
+        table_row(md, &header);
+        let rule: Vec<String> = table.header.iter().map(|_| "---".to_owned()).collect();
+        table_row(md, &rule);
+        for row in &table.rows {
+            table_row(md, row);
+        }
+        md.push('\n');
     }
 }
 

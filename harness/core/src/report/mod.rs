@@ -4,6 +4,7 @@
 //! SVG charts) and `timeline.jsonl` (the recorded events and samples).
 
 mod html;
+mod ingress_tables;
 mod junit;
 mod markdown;
 pub mod reconcile;

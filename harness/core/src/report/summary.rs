@@ -66,6 +66,10 @@ pub struct Summary {
     /// kube-model's at each change of the Service's EndpointSlices; null on the local target.
     #[serde(default)]
     pub model_agreement: Option<ModelAgreement>,
+    /// The ingress replicas (scenarios with `ingress`): requests by list position, reloads
+    /// and restarts per replica, readiness flips and latency per pod.
+    #[serde(default)]
+    pub ingress: Option<IngressSummary>,
 }
 
 /// The real controller's hints against kube-model's, at every EndpointSlice change of a run
@@ -101,6 +105,66 @@ pub struct AgreementCheck {
     pub model_events: Vec<String>,
     /// Each zone's share of allocatable CPU as the model computed it (null: no ratios).
     pub zone_cpu_ratios: Option<BTreeMap<String, f64>>,
+}
+
+/// What the ingress replicas did and how requests split by list position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressSummary {
+    /// Requests that went to the server at each position of the rendered lists (index 0: the
+    /// first), over the whole load.
+    pub by_position: Vec<u64>,
+    /// Spearman's ρ between position and requests (negative: the first positions get more).
+    pub rank_correlation: Option<f64>,
+    /// How many leading positions `firstPositionsShare` covers (a quarter of them, at least 1).
+    pub first_positions: usize,
+    /// The share of requests that went to those positions.
+    pub first_positions_share: Option<f64>,
+    pub replicas: Vec<IngressReplicaSummary>,
+    pub pods: Vec<IngressPodSummary>,
+}
+
+/// One ingress replica over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressReplicaSummary {
+    /// `ingress-0`, …
+    pub name: String,
+    pub reloads: u64,
+    pub restarts: u64,
+    /// Runtime-API slot updates (v0.16).
+    pub runtime_updates: u64,
+    /// Each reconfiguration during the load: when, how and why.
+    pub changes: Vec<IngressChangeSummary>,
+}
+
+/// One reconfiguration of a replica.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressChangeSummary {
+    pub t_s: f64,
+    /// `start`, `reload`, `restart` or `runtimeApi`.
+    pub change: String,
+    /// `deploy`, `endpoints`, `rewrite`, `action` or `reloadFailed`.
+    pub cause: String,
+    /// The servers listed afterwards, in order.
+    pub servers: Vec<String>,
+}
+
+/// One pod as the ingress saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressPodSummary {
+    pub name: String,
+    /// Its mean position (1 = first) over the seconds it was listed; null: never listed.
+    pub mean_position: Option<f64>,
+    /// Requests it received while listed.
+    pub requests: u64,
+    /// When its readiness failed (it left the ready endpoints without being deleted).
+    pub readiness_flips: Vec<f64>,
+    /// Its callers' p90 and max latency over the whole run (ms); null without responses.
+    pub latency_p90_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
 }
 
 /// A pod's stay outside the Service's ready endpoints. kube-proxy steers only new
@@ -187,6 +251,9 @@ pub struct Totals {
     pub transport_errors: BTreeMap<String, u64>,
     pub dropped: u64,
     pub error_rate: f64,
+    /// *Added*: the largest generator p50 (absent from summaries written before it).
+    #[serde(default)]
+    pub latency_p50_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
     pub sse_events: u64,
     pub sse_streams_failed: u64,

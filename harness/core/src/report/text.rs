@@ -29,7 +29,7 @@ pub fn format_value(metric: &str, v: f64) -> String {
         .map(Metric::kind);
     match kind {
         Some(MetricKind::Fraction) => format!("{}%", trim(v * 100.0, 2)),
-        Some(MetricKind::Ratio) => trim(v, 2),
+        Some(MetricKind::Ratio | MetricKind::Correlation) => trim(v, 2),
         Some(MetricKind::Count) => format!("{v:.0}"),
         Some(MetricKind::Latency) => format_seconds(v),
         None => format_number(v),

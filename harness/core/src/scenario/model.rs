@@ -4,6 +4,7 @@
 
 mod autoscaler;
 mod display;
+mod ingress;
 mod load_balancer;
 mod workload;
 
@@ -16,6 +17,7 @@ pub use super::format::{
 pub use autoscaler::{
     Autoscaler, Behavior, PolicyKind, Reporter, ScalingPolicy, ScalingRules, SelectPolicy,
 };
+pub use ingress::{Ingress, IngressReplicas};
 pub use load_balancer::{HealthCheck, LoadBalancer};
 pub use workload::{
     App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination, exec_runtime,
@@ -37,6 +39,8 @@ pub struct Scenario {
     pub load: Load,
     /// `None`: no load balancer (every generator goes through kube-proxy).
     pub load_balancer: Option<LoadBalancer>,
+    /// `None`: no ingress replicas.
+    pub ingress: Option<Ingress>,
     /// Changes during the load, in time order.
     pub timeline: Vec<TimelineEvent>,
     pub expectations: Vec<Expectation>,
@@ -305,6 +309,10 @@ pub enum Action {
     },
     /// Roll out a new revision of the Deployment.
     Rollout(RolloutChange),
+    /// Reload the ingress replicas' HAProxy with a fresh render (hitless).
+    ReloadIngress(IngressReplicas),
+    /// Restart the ingress replicas' HAProxy (stop and start).
+    RestartIngress(IngressReplicas),
 }
 
 /// Something that must hold.
@@ -347,6 +355,8 @@ pub enum MetricKind {
     Fraction,
     /// A non-negative number.
     Ratio,
+    /// A correlation coefficient from -1 to 1.
+    Correlation,
     /// A whole number.
     Count,
     /// A duration (a latency or another span of time).
@@ -363,16 +373,21 @@ impl Metric {
             | Metric::TimeoutRate
             | Metric::MaxSaturation
             | Metric::RejectedRate
-            | Metric::TerminationErrorRate => MetricKind::Fraction,
+            | Metric::TerminationErrorRate
+            | Metric::FirstPositionsShare => MetricKind::Fraction,
+            Metric::PositionRankCorrelation => MetricKind::Correlation,
             Metric::SkewMaxMean | Metric::SkewCv => MetricKind::Ratio,
             Metric::StarvedPods
             | Metric::HintFlaps
             | Metric::RequestsAfterRemoval
             | Metric::MaxReplicas
-            | Metric::MinReplicas => MetricKind::Count,
-            Metric::LatencyP99 | Metric::RolloutDuration | Metric::TimeToScaleUp => {
-                MetricKind::Latency
-            }
+            | Metric::MinReplicas
+            | Metric::ReadinessFlips
+            | Metric::IngressRestarts => MetricKind::Count,
+            Metric::LatencyP99
+            | Metric::PodLatencyP90
+            | Metric::RolloutDuration
+            | Metric::TimeToScaleUp => MetricKind::Latency,
         }
     }
 
@@ -396,6 +411,11 @@ impl Metric {
             Metric::TimeToScaleUp => "timeToScaleUp",
             Metric::MaxReplicas => "maxReplicas",
             Metric::MinReplicas => "minReplicas",
+            Metric::PositionRankCorrelation => "positionRankCorrelation",
+            Metric::FirstPositionsShare => "firstPositionsShare",
+            Metric::ReadinessFlips => "readinessFlips",
+            Metric::IngressRestarts => "ingressRestarts",
+            Metric::PodLatencyP90 => "podLatencyP90",
         }
     }
 }

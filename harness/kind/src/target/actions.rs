@@ -157,6 +157,8 @@ pub(super) async fn act(
                 })?
                 .map_err(KindError::from)
         }
-        Action::Rollout(_) => Err(KindError::Unsupported(event.to_string())),
+        Action::Rollout(_) | Action::ReloadIngress(_) | Action::RestartIngress(_) => {
+            Err(KindError::Unsupported(event.to_string()))
+        }
     }
 }

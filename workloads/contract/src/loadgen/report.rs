@@ -101,6 +101,9 @@ pub struct BackendReport {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BackendLatency {
     pub p50: f64,
+    /// Absent from reports written before it was added (read as 0).
+    #[serde(default)]
+    pub p90: f64,
     pub p99: f64,
     pub max: f64,
 }

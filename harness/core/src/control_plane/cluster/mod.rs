@@ -400,6 +400,9 @@ impl ClusterModel {
                 applied.events.extend(step.events);
                 applied.pod_ops.extend(step.pod_ops);
             }
+            // The ingress replicas are the target's (their controller is `crate::ingress`);
+            // the cluster's objects do not change.
+            Action::ReloadIngress(_) | Action::RestartIngress(_) => {}
         }
         Ok(applied)
     }

@@ -52,6 +52,7 @@ pub fn render_html(summary: &Summary) -> String {
     pods::pod_table(&mut page, summary);
     pods::heat_map(&mut page, summary);
     charts::charts(&mut page, summary);
+    sections::ingress(&mut page, summary);
     sections::hint_events(&mut page, summary);
     sections::facts(&mut page, summary);
     page.push_str("</main></body></html>\n");

@@ -1,5 +1,5 @@
 //! The page's text sections: the verdict banner, the explanation in prose with its evidence,
-//! the expectations table, the hint events and the run's facts.
+//! the expectations table, the ingress replicas, the hint events and the run's facts.
 
 use std::fmt::Write;
 
@@ -189,4 +189,38 @@ pub fn facts(page: &mut String, s: &Summary) {
         );
     }
     page.push_str("</dl></section>");
+}
+
+/// The ingress replicas: how requests split by list position, reloads and restarts per
+/// replica, and per pod its position, readiness failures and latency.
+pub fn ingress(page: &mut String, s: &Summary) {
+    use crate::report::ingress_tables;
+    let Some(ingress) = &s.ingress else { return };
+    open_section(page, "ingress", "Ingress replicas");
+    let _ = write!(
+        page,
+        "<p>{}</p>",
+        escape(&ingress_tables::headline(ingress))
+    );
+    for table in [
+        ingress_tables::positions(ingress),
+        ingress_tables::replicas(ingress),
+        ingress_tables::pods(ingress),
+    ] {
+        page.push_str("<table><thead><tr>");
+        for h in &table.header {
+            let _ = write!(page, "<th>{}</th>", escape(h));
+        }
+        page.push_str("</tr></thead><tbody>");
+        for row in &table.rows {
+            page.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                let class = if i == 0 { "" } else { " class=\"n\"" };
+                let _ = write!(page, "<td{class}>{}</td>", escape(cell));
+            }
+            page.push_str("</tr>");
+        }
+        page.push_str("</tbody></table>");
+    }
+    page.push_str("</section>");
 }

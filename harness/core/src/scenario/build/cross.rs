@@ -1,5 +1,5 @@
 //! Checks across sections: SSE streams need a service that offers SSE, generators that go
-//! through the load balancer need one.
+//! through the load balancer or the ingress need one.
 
 use super::super::diagnostic::Problems;
 use super::super::model::{Load, Service, Via};
@@ -35,6 +35,25 @@ pub(super) fn check_via(load: &Load, has_load_balancer: bool, problems: &mut Pro
                 &generators.index(i).key("via"),
                 format!(
                     "generator `{}` sends via the load balancer, but there is no top-level `loadBalancer`; add one or use `via: kubeProxy`",
+                    generator.name
+                ),
+            );
+        }
+    }
+}
+
+/// `has_ingress`: the document has an `ingress` section (readable or not).
+pub(super) fn check_via_ingress(load: &Load, has_ingress: bool, problems: &mut Problems<'_>) {
+    if has_ingress {
+        return;
+    }
+    let generators = FieldPath::root().key("load").key("generators");
+    for (i, generator) in load.generators.iter().enumerate() {
+        if generator.via == Via::Ingress {
+            problems.at(
+                &generators.index(i).key("via"),
+                format!(
+                    "generator `{}` sends via the ingress, but there is no top-level `ingress`; add one (e.g. `ingress: {{ version: v0.16, replicas: 2 }}`) or use `via: kubeProxy`",
                     generator.name
                 ),
             );

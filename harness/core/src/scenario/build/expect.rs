@@ -23,6 +23,8 @@ pub(super) struct Sides {
     pub load_balancer: bool,
     /// Some generator sends `via: loadBalancer`.
     pub via_load_balancer: Option<bool>,
+    /// The document has a top-level `ingress`.
+    pub ingress: bool,
 }
 
 /// `specs` are the decodable entries with their index in the file.
@@ -125,6 +127,14 @@ fn missing_side(metric: Metric, sides: &Sides) -> Option<String> {
                  `via: loadBalancer`"
             ))
         }
+        Metric::PositionRankCorrelation | Metric::FirstPositionsShare | Metric::IngressRestarts
+            if !sides.ingress =>
+        {
+            Some(format!(
+                "{name} is measured on the ingress replicas' rendered lists, but there is no \
+                 top-level `ingress`; add one and send a generator `via: ingress`"
+            ))
+        }
         _ => None,
     }
 }
@@ -159,6 +169,10 @@ fn threshold(
                 "{name} takes a fraction from 0 to 1 such as 0.01, or a percentage such as \
                  \"1%\", found `{n}`"
             )),
+        },
+        (MetricKind::Correlation, Scalar::Number(n)) => match n.as_f64() {
+            Some(v) if (-1.0..=1.0).contains(&v) => Ok(Threshold::Value(v)),
+            _ => Err(format!("{name} takes a number from -1 to 1, found `{n}`")),
         },
         (MetricKind::Ratio, Scalar::Number(n)) => match n.as_f64() {
             Some(v) if v >= 0.0 => Ok(Threshold::Value(v)),

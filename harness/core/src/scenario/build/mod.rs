@@ -7,6 +7,7 @@ mod autoscaler;
 mod cluster;
 mod cross;
 mod expect;
+mod ingress;
 mod lifecycle;
 mod load;
 mod load_balancer;
@@ -79,6 +80,8 @@ fn build(
     let load_spec: Option<format::LoadSpec> = decode(&doc, "load", &structure, problems);
     let load_balancer_spec: Option<Option<format::LoadBalancerSpec>> =
         decode_optional(&doc, "loadBalancer", &structure, problems);
+    let ingress_spec: Option<Option<format::IngressSpec>> =
+        decode_optional(&doc, "ingress", &structure, problems);
     let time_scale: Option<Option<f64>> = decode_optional(&doc, "timeScale", &structure, problems);
     let timeline_entries = decode_timeline(&doc, &structure, problems);
     let expect_spec = decode_each::<format::ExpectationSpec>(&doc, "expect", &structure, problems);
@@ -99,6 +102,15 @@ fn build(
         .or_else(|| load::generators_only(&doc, &structure, cluster_refs.as_ref(), problems));
     let load_balancer =
         load_balancer_spec.map(|spec| spec.map(|spec| load_balancer::build(&spec, problems)));
+    let ingress = ingress_spec.map(|spec| spec.map(|spec| ingress::build(&spec, problems)));
+    // The replica count the timeline's ingress actions are checked against (`None`: no
+    // `ingress` section; unknown when it cannot be read).
+    let ingress_replicas = match doc.get("ingress") {
+        None => Some(None),
+        Some(_) => ingress
+            .as_ref()
+            .and_then(|i| i.as_ref().map(|i| Some(i.replicas))),
+    };
     let duration = load.as_ref().map(|l| l.duration).filter(|d| !d.is_zero());
     let has_rollout = timeline_entries
         .as_ref()
@@ -108,6 +120,7 @@ fn build(
             &entries,
             cluster_refs.as_ref(),
             service.as_ref(),
+            ingress_replicas,
             duration,
             problems,
         )
@@ -121,6 +134,7 @@ fn build(
             via_load_balancer: load_refs
                 .as_ref()
                 .map(|l| l.generators.iter().any(|g| g.via == Via::LoadBalancer)),
+            ingress: doc.get("ingress").is_some(),
         };
         expect::build(&spec, named_events, duration, sides, problems)
     });
@@ -130,6 +144,7 @@ fn build(
     }
     if let Some(load) = &load_refs {
         cross::check_via(load, doc.get("loadBalancer").is_some(), problems);
+        cross::check_via_ingress(load, doc.get("ingress").is_some(), problems);
     }
     let metadata = metadata?;
     Some(Scenario {
@@ -141,6 +156,7 @@ fn build(
         service: service?,
         load: load?,
         load_balancer: load_balancer?,
+        ingress: ingress?,
         timeline: timeline?.events,
         expectations: expectations?,
         time_scale: time_scale?.unwrap_or(1.0),

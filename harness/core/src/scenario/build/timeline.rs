@@ -12,7 +12,9 @@ use serde_json::Value as Json;
 
 use super::super::diagnostic::Problems;
 use super::super::format::TimelineEntrySpec;
-use super::super::model::{Action, Cluster, NodeRole, PodPick, Service, TimelineEvent};
+use super::super::model::{
+    Action, Cluster, IngressReplicas, NodeRole, PodPick, Service, TimelineEvent,
+};
 use super::super::path::FieldPath;
 use super::super::units::{self, format_duration, parse_duration};
 use super::pod_names::PodNames;
@@ -31,8 +33,7 @@ pub(super) enum Entry {
     Unreadable(Json),
 }
 
-const ACTIONS: &str =
-    "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod, rollout";
+const ACTIONS: &str = "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod, rollout, reloadIngress, restartIngress";
 
 /// The cluster as the timeline changes it.
 struct State<'c> {
@@ -49,6 +50,8 @@ struct Context<'c> {
     /// The pods that exist (unknown when `service` could not be read).
     pods: Option<PodNames>,
     service: Option<&'c Service>,
+    /// `Some(None)`: no `ingress` section; `Some(Some(n))`: `n` replicas; `None`: unknown.
+    ingress_replicas: Option<Option<u32>>,
 }
 
 /// `service` is `None` when the service section could not be read.
@@ -56,6 +59,7 @@ pub(super) fn build(
     entries: &[Entry],
     cluster: Option<&Cluster>,
     service: Option<&Service>,
+    ingress_replicas: Option<Option<u32>>,
     load_duration: Option<Duration>,
     problems: &mut Problems<'_>,
 ) -> Timeline {
@@ -80,6 +84,7 @@ pub(super) fn build(
             names
         }),
         service,
+        ingress_replicas,
     };
     check_unique(
         problems,
@@ -252,6 +257,8 @@ fn single_action(
         ("scale", entry.scale.is_some()),
         ("killPod", entry.kill_pod.is_some()),
         ("rollout", entry.rollout.is_some()),
+        ("reloadIngress", entry.reload_ingress.is_some()),
+        ("restartIngress", entry.restart_ingress.is_some()),
     ]
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))
@@ -435,6 +442,36 @@ fn build_action(
                     Some(Action::KillPickedPod { pick, zone })
                 }
             }
+        }
+        "reloadIngress" | "restartIngress" => {
+            let spec = if key == "reloadIngress" {
+                entry.reload_ingress.as_ref()?
+            } else {
+                entry.restart_ingress.as_ref()?
+            };
+            match context.ingress_replicas {
+                Some(None) => problems.at(
+                    &path,
+                    format!("`{key}` acts on the ingress replicas, but there is no top-level `ingress`; add one or remove this entry"),
+                ),
+                Some(Some(replicas)) => {
+                    if let Some(replica) = spec.replica.filter(|r| *r >= replicas) {
+                        problems.at(
+                            &path.key("replica"),
+                            format!("replica {replica} does not exist: `ingress.replicas` is {replicas} (ingress-0 .. ingress-{})", replicas - 1),
+                        );
+                    }
+                }
+                None => {}
+            }
+            let which = spec
+                .replica
+                .map_or(IngressReplicas::All, IngressReplicas::One);
+            Some(if key == "reloadIngress" {
+                Action::ReloadIngress(which)
+            } else {
+                Action::RestartIngress(which)
+            })
         }
         _ => None,
     }

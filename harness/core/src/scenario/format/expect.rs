@@ -18,8 +18,10 @@ pub struct ExpectationSpec {
     /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1
     /// (or a percentage such as `"1%"`),
     /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
-    /// `requestsAfterRemoval`, `maxReplicas` and `minReplicas` a whole number, `latencyP99`,
-    /// `rolloutDuration` and `timeToScaleUp` a duration such as `"500ms"`.
+    /// `requestsAfterRemoval`, `maxReplicas`, `minReplicas`, `readinessFlips` and
+    /// `ingressRestarts` a whole number, `positionRankCorrelation` a number from -1 to 1,
+    /// `latencyP99`, `podLatencyP90`, `rolloutDuration` and `timeToScaleUp` a duration such as
+    /// `"500ms"`.
     #[serde(default)]
     pub max: Option<ThresholdText>,
     /// The smallest acceptable value, written as for `max`.
@@ -86,4 +88,17 @@ pub enum MetricName {
     MaxReplicas,
     /// The lowest replica count seen in the window.
     MinReplicas,
+    /// Spearman's rank correlation, from -1 to 1, between a server's position in the ingress
+    /// replicas' rendered lists and the requests it received (negative: the first positions
+    /// get more). Requires the top-level `ingress`.
+    PositionRankCorrelation,
+    /// The share of requests that went to the first quarter of the ingress list positions (a
+    /// fair share is a quarter). Requires the top-level `ingress`.
+    FirstPositionsShare,
+    /// Times a pod left the ready endpoints because its readiness failed (not its deletion).
+    ReadinessFlips,
+    /// HAProxy restarts over every ingress replica. Requires the top-level `ingress`.
+    IngressRestarts,
+    /// The worst pod's p90 latency (each pod's p90 over the whole run, as its callers saw it).
+    PodLatencyP90,
 }

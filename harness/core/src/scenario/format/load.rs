@@ -54,7 +54,8 @@ pub struct GeneratorSpec {
     #[serde(default = "demo_path")]
     pub path: HttpPath,
     /// How requests reach the pods: through the generator's zone's kube-proxy (the Service's
-    /// ClusterIP), or through the top-level `loadBalancer` (which must then be set).
+    /// ClusterIP), through the top-level `loadBalancer`, or through the top-level `ingress`
+    /// (which must then be set).
     #[serde(default)]
     pub via: Via,
     /// When the generator starts, after load start (default `0s`): a later start adds a surge
@@ -73,6 +74,9 @@ pub enum Via {
     KubeProxy,
     /// The load balancer, which sends straight to the pod IPs it has registered as targets.
     LoadBalancer,
+    /// The HAProxy ingress replicas (top-level `ingress`), behind an L4 load balancer that
+    /// spreads new connections over them.
+    Ingress,
 }
 
 /// How a generator uses connections.

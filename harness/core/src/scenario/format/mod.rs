@@ -5,6 +5,7 @@
 
 mod autoscaler;
 mod expect;
+mod ingress;
 mod lifecycle;
 mod load;
 mod load_balancer;
@@ -20,6 +21,7 @@ pub use autoscaler::{
     ScalingRulesSpec, SelectPolicy,
 };
 pub use expect::{ExpectationSpec, MetricName, WindowSpec};
+pub use ingress::{ChurnSpec, IngressSpec, IngressVersion, SortEndpointsBySpec};
 pub use lifecycle::{AppSpec, PreStopChangeSpec, PreStopSpec, RolloutSpec, TerminationSpec};
 pub use load::{ConnectionModel, GeneratorSpec, LoadSpec, Via};
 pub use load_balancer::{HealthCheckSpec, LoadBalancerSpec};
@@ -33,8 +35,9 @@ pub use service::{
     TrafficDistribution, WhenUnsatisfiable,
 };
 pub use timeline::{
-    AddNodeSpec, KillPodSpec, NodeRefSpec, PodPick, RelabelNodeSpec, RolloutActionSpec,
-    RolloutSetSpec, ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec, TimelineEntrySpec,
+    AddNodeSpec, IngressReplicaSpec, KillPodSpec, NodeRefSpec, PodPick, RelabelNodeSpec,
+    RolloutActionSpec, RolloutSetSpec, ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec,
+    TimelineEntrySpec,
 };
 
 /// The only `apiVersion` this harness reads.
@@ -68,6 +71,10 @@ pub struct ScenarioFile {
     /// `via: loadBalancer`. Omit it for none.
     #[serde(default)]
     pub load_balancer: Option<LoadBalancerSpec>,
+    /// HAProxy ingress replicas run by a modelled haproxy-ingress controller, for generators
+    /// with `via: ingress`. Omit it for none.
+    #[serde(default)]
+    pub ingress: Option<IngressSpec>,
     /// A default for `harness run --time-scale`, in (0, 1]: every control-plane period, delay
     /// and timeout (probe period, autoscaler sync, stabilization and policy periods, `preStop`
     /// sleep, grace period, load-balancer lags and health checks, `minReadySeconds`, the app's

@@ -7,8 +7,8 @@ use super::lifecycle::{PreStopChangeSpec, present};
 use super::scalars::{CpuText, DurationText, EventName, NodeName, PodRefText, ZoneName};
 
 /// One change during the load. Exactly one of the action keys (`setNodeReady`, `addNode`,
-/// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`, `rollout`) must be
-/// set.
+/// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`, `rollout`,
+/// `reloadIngress`, `restartIngress`) must be set.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TimelineEntrySpec {
@@ -45,6 +45,25 @@ pub struct TimelineEntrySpec {
     /// `service.rollout`).
     #[serde(default)]
     pub rollout: Option<RolloutActionSpec>,
+    /// Reload the ingress replicas' HAProxy (a hitless master-worker reload with a freshly
+    /// rendered configuration). Needs the top-level `ingress`.
+    #[serde(default)]
+    pub reload_ingress: Option<IngressReplicaSpec>,
+    /// Restart the ingress replicas' HAProxy (stop and start, what the controller does when a
+    /// reload fails): connections drop and round-robin starts at the first server. Needs the
+    /// top-level `ingress`.
+    #[serde(default)]
+    pub restart_ingress: Option<IngressReplicaSpec>,
+}
+
+/// `reloadIngress` / `restartIngress`: every replica, or one.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IngressReplicaSpec {
+    /// The replica's index (`0` is `ingress-0`), below `ingress.replicas`. Omit it for every
+    /// replica.
+    #[serde(default)]
+    pub replica: Option<u32>,
 }
 
 /// `setNodeReady`.

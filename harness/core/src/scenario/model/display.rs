@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Action, PodPick, PreStop, RolloutChange, TimelineEvent};
+use super::{Action, IngressReplicas, PodPick, PreStop, RolloutChange, TimelineEvent};
 use crate::scenario::units::format_duration;
 
 impl fmt::Display for TimelineEvent {
@@ -12,6 +12,15 @@ impl fmt::Display for TimelineEvent {
         match &self.name {
             Some(name) => write!(f, "{name}: {}", self.action),
             None => write!(f, "{}", self.action),
+        }
+    }
+}
+
+impl fmt::Display for IngressReplicas {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IngressReplicas::All => f.write_str("every ingress replica"),
+            IngressReplicas::One(i) => write!(f, "ingress-{i}"),
         }
     }
 }
@@ -45,6 +54,8 @@ impl fmt::Display for Action {
                 }
             }
             Action::Rollout(change) => write!(f, "{change}"),
+            Action::ReloadIngress(which) => write!(f, "reload {which}"),
+            Action::RestartIngress(which) => write!(f, "restart {which}"),
         }
     }
 }

@@ -1,0 +1,307 @@
+//! `harness compare` on recorded run directories (tests/fixtures/runs): a regression is
+//! detected (exit 1), an improvement passes (exit 0), runs of different scenarios are refused
+//! (exit 2, with the reason), and a bound on an unknown metric is a usage error; compare.json
+//! matches `harness schema compare`. And `harness run --matrix` on a small scenario: every
+//! combination runs into its own directory and is compared against the first; a bad value
+//! refuses the matrix before anything runs.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn runs(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs")
+        .join(name)
+}
+
+fn harness(args: &[&str], extra: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .args(extra)
+        .current_dir(support::workspace_root())
+        .output()
+        .unwrap()
+}
+
+fn compare(base: &str, candidate: &str, bounds: &[&str], out: &Path) -> (i32, Value) {
+    let mut args = vec!["compare".to_owned()];
+    args.push(runs(base).display().to_string());
+    args.push(runs(candidate).display().to_string());
+    for b in bounds {
+        args.push("--max-regression".into());
+        args.push((*b).into());
+    }
+    args.push("--out".into());
+    args.push(out.display().to_string());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = harness(&refs, &[]);
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let schema: Value =
+        serde_json::from_slice(&harness(&["schema", "compare"], &[]).stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(validator.is_valid(&json), "compare.json breaks its schema");
+    (output.status.code().unwrap(), json)
+}
+
+fn metric<'a>(c: &'a Value, name: &str) -> &'a Value {
+    c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} row"))
+}
+
+#[test]
+fn a_regression_beyond_its_bound_exits_1() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, c) = compare(
+        "ingress-hot-podding-fixed",
+        "ingress-hot-podding-incident",
+        &["firstPositionsShare=0.02", "errors.timeout=0"],
+        out.path(),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(c["schema"], "harness-compare/v1");
+    assert_eq!(c["verdict"], "regression");
+    let first = metric(&c, "firstPositionsShare");
+    assert_eq!(first["regressed"], true, "{first}");
+    assert!(first["delta"].as_f64().unwrap() > 0.1, "{first}");
+    assert_eq!(metric(&c, "errors.timeout")["regressed"], false);
+    let regressions = c["regressions"].as_array().unwrap();
+    assert_eq!(regressions.len(), 1, "{regressions:?}");
+    // Expectations side by side: they held in the base and fail in the candidate.
+    let flips = c["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["metric"] == "readinessFlips")
+        .unwrap();
+    assert_eq!(
+        (&flips["basePassed"], &flips["candidatePassed"]),
+        (&true.into(), &false.into())
+    );
+    // Per-pod shares of both runs.
+    assert_eq!(c["pods"].as_array().unwrap().len(), 8);
+    let md = std::fs::read_to_string(out.path().join("compare.md")).unwrap();
+    assert!(md.starts_with("# Comparison — REGRESSION"), "{md}");
+    let html = std::fs::read_to_string(out.path().join("compare.html")).unwrap();
+    assert!(html.contains("data-verdict=\"regression\""));
+    assert!(html.contains("<tr class=\"regressed\" data-metric=\"firstPositionsShare\">"));
+}
+
+#[test]
+fn an_improvement_passes_the_same_bounds() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, c) = compare(
+        "ingress-hot-podding-incident",
+        "ingress-hot-podding-fixed",
+        &[
+            "firstPositionsShare=0.02",
+            "skewMaxMean=0",
+            "expect.readinessFlips=0",
+        ],
+        out.path(),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(c["verdict"], "ok");
+    assert!(metric(&c, "skewMaxMean")["delta"].as_f64().unwrap() < -0.3);
+    assert!(c["regressions"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn runs_of_different_scenarios_are_refused_with_the_reason() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, c) = compare(
+        "topology-skew-incident",
+        "rollout-502-incident",
+        &[],
+        out.path(),
+    );
+    assert_eq!(code, 2);
+    assert_eq!(c["verdict"], "incomparable");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap()
+            .contains("different scenarios"),
+        "{}",
+        c["reason"]
+    );
+    // The same scenario with different expectations is refused as well.
+    let out = tempfile::tempdir().unwrap();
+    let mut edited: Value = serde_json::from_str(
+        &std::fs::read_to_string(runs("topology-skew-fixed").join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    edited["expectations"].as_array_mut().unwrap().pop();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("summary.json"), edited.to_string()).unwrap();
+    let output = harness(
+        &["compare"],
+        &[
+            &runs("topology-skew-incident"),
+            dir.path(),
+            Path::new("--out"),
+            out.path(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("different expectations"), "{stderr}");
+}
+
+#[test]
+fn a_bound_on_an_unknown_metric_is_a_usage_error() {
+    let out = tempfile::tempdir().unwrap();
+    let output = harness(
+        &["compare", "--max-regression", "errorRates=0.01"],
+        &[
+            &runs("topology-skew-incident"),
+            &runs("topology-skew-fixed"),
+            Path::new("--out"),
+            out.path(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no such compared metric") && stderr.contains("errorRate"),
+        "{stderr}"
+    );
+    let output = harness(
+        &["compare", "--max-regression", "errorRate"],
+        &[
+            &runs("topology-skew-incident"),
+            &runs("topology-skew-fixed"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_matrix_runs_every_combination_and_compares_each_with_the_first() {
+    support::require_workload_bins();
+    let _turn = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let output = harness(
+        &[
+            "run",
+            "scenarios/testdata/valid-minimal.yaml",
+            "--set",
+            "load.duration=2s",
+            "--matrix",
+            "load.generators[g].rate=10,20",
+            "--progress",
+            "none",
+            "--out",
+        ],
+        &[out.path()],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let first = out.path().join("load.generators[g].rate=10");
+    let second = out.path().join("load.generators[g].rate=20");
+    for dir in [&first, &second] {
+        assert!(dir.join("summary.json").is_file(), "{}", dir.display());
+    }
+    assert!(
+        !first.join("compare.json").exists(),
+        "the first is the base"
+    );
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(second.join("compare.json")).unwrap())
+            .unwrap();
+    assert_eq!(c["verdict"], "ok");
+    let attempted = |dir: &Path| {
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        s["totals"]["attempted"].as_u64().unwrap()
+    };
+    // Twice the rate, about twice the attempts.
+    let (a, b) = (attempted(&first), attempted(&second));
+    assert!(b > a * 3 / 2, "{a} then {b}");
+
+    // A value the scenario does not accept refuses the whole matrix before anything runs.
+    let out = tempfile::tempdir().unwrap();
+    let output = harness(
+        &[
+            "run",
+            "scenarios/testdata/valid-minimal.yaml",
+            "--matrix",
+            "load.generators[g].rate=10,fast",
+            "--out",
+        ],
+        &[out.path()],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "nothing ran"
+    );
+}
+
+#[test]
+fn run_with_a_baseline_compares_the_new_run_and_refuses_another_scenario() {
+    support::require_workload_bins();
+    let _turn = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let base = tempfile::tempdir().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "scenarios/testdata/valid-minimal.yaml",
+            "--set",
+            "load.duration=2s",
+            "--progress",
+            "none",
+        ];
+        args.extend_from_slice(extra);
+        args.push("--out");
+        harness(&args, &[out])
+    };
+    assert_eq!(run(base.path(), &[]).status.code(), Some(0));
+    let candidate = tempfile::tempdir().unwrap();
+    let baseline = base.path().display().to_string();
+    let output = run(
+        candidate.path(),
+        &[
+            "--baseline",
+            &baseline,
+            "--max-regression",
+            "errorRate=0.05",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(candidate.path().join("compare.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c["verdict"], "ok");
+    assert_eq!(metric(&c, "errorRate")["maxRegression"], 0.05);
+    assert!(
+        candidate.path().join("report.html").is_file(),
+        "the run's own reports too"
+    );
+
+    let other = runs("topology-skew-fixed").display().to_string();
+    let third = tempfile::tempdir().unwrap();
+    let output = run(third.path(), &["--baseline", &other]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("different scenarios"));
+
+    // A bound without anything to compare with is a usage error, before anything runs.
+    let fourth = tempfile::tempdir().unwrap();
+    let output = run(fourth.path(), &["--max-regression", "errorRate=0.05"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!fourth.path().join("summary.json").exists());
+}

@@ -1,0 +1,293 @@
+//! The shipped ingress-hot-podding scenario end to end on the local target, with real
+//! `haproxy` ingress replicas (`.ci/run` installs Debian's): each variant's exit code and the
+//! incident's signature in summary.json — requests ordered by list position, unready flips,
+//! restarts — and the refusal up front when no HAProxy is available. Each run takes about
+//! 40 s; they take turns (`support::ONE_AT_A_TIME`).
+
+mod support;
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use support::{ONE_AT_A_TIME, expectation, summary, workspace_root};
+
+fn run_variant(variant: &str, out: &std::path::Path) -> i32 {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    support::run_variant("ingress-hot-podding.yaml", variant, out)
+}
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_f64().unwrap())
+        .collect()
+}
+
+/// (reloads, restarts, runtime-API updates) summed over the replicas.
+fn changes(s: &Value) -> (u64, u64, u64) {
+    s["ingress"]["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .fold((0, 0, 0), |a, r| {
+            (
+                a.0 + r["reloads"].as_u64().unwrap(),
+                a.1 + r["restarts"].as_u64().unwrap(),
+                a.2 + r["runtimeUpdates"].as_u64().unwrap(),
+            )
+        })
+}
+
+/// No `haproxy` of this run is still running: no process's command line names its output.
+fn assert_no_haproxy_left(out: &std::path::Path) {
+    let listing = Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    let left: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(&out.display().to_string()))
+        .collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+#[test]
+fn incident_orders_requests_by_list_position_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        run_variant("incident", dir.path()),
+        1,
+        "failed expectations exit 1"
+    );
+    let s = summary(dir.path());
+    assert_eq!(s["verdict"], "fail");
+    let by_position = numbers(&s["ingress"]["byPosition"]);
+    assert_eq!(by_position.len(), 8, "{by_position:?}");
+    // The first two positions get more than three times what the last two get.
+    let (head, tail) = (
+        by_position[0] + by_position[1],
+        by_position[6] + by_position[7],
+    );
+    assert!(head > 3.0 * tail, "{by_position:?}");
+    assert!(
+        s["ingress"]["rankCorrelation"].as_f64().unwrap() < -0.8,
+        "{}",
+        s["ingress"]
+    );
+    let first = expectation(&s, "firstPositionsShare");
+    assert_eq!(first["passed"], false, "{first}");
+    assert!(first["observed"].as_f64().unwrap() > 0.35, "{first}");
+    // The hot pods fail readiness: the cascade's first step, on a pod at the head of the list.
+    let flips = expectation(&s, "readinessFlips");
+    assert!(flips["observed"].as_f64().unwrap() >= 1.0, "{flips}");
+    let pods = s["ingress"]["pods"].as_array().unwrap();
+    let flipped_at_head = pods.iter().any(|p| {
+        !p["readinessFlips"].as_array().unwrap().is_empty()
+            && p["meanPosition"].as_f64().unwrap() <= 3.0
+    });
+    assert!(flipped_at_head, "{pods:?}");
+    // Production churn: every replica was reloaded and restarted, many times.
+    let (reloads, restarts, runtime) = changes(&s);
+    assert!(
+        reloads > 100 && restarts > 20,
+        "{reloads} reloads, {restarts} restarts"
+    );
+    assert_eq!(runtime, 0, "v0.6 has no runtime-API slots");
+    assert_eq!(expectation(&s, "skewMaxMean")["passed"], false);
+    // Each replica's configuration and HAProxy logs are in the run directory, the servers
+    // sorted by `IP:port` as a string and balanced round-robin.
+    let config = std::fs::read_to_string(dir.path().join("ingress/ingress-0/haproxy.cfg")).unwrap();
+    assert!(config.contains("balance roundrobin"), "{config}");
+    let keys: Vec<&str> = config
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("server "))
+        .filter_map(|l| l.split(' ').nth(4))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "{config}");
+    assert!(dir.path().join("ingress/ingress-0/haproxy-1.log").is_file());
+    let timeline = support::timeline(dir.path());
+    assert!(timeline.iter().any(|l| l["event"] == "ingress"
+        && l["change"] == "restart"
+        && l["cause"] == "reloadFailed"));
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("## Ingress"), "{md}");
+    assert_no_haproxy_left(dir.path());
+}
+
+#[test]
+fn quiet_cluster_is_even_and_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant("quiet-cluster", dir.path()), 0);
+    let s = summary(dir.path());
+    assert_eq!(changes(&s), (0, 0, 0), "nothing reloads on a calm cluster");
+    let by_position = numbers(&s["ingress"]["byPosition"]);
+    let (max, min) = by_position
+        .iter()
+        .fold((f64::MIN, f64::MAX), |(a, b), v| (a.max(*v), b.min(*v)));
+    assert!(
+        max <= min * 1.1,
+        "round-robin goes round evenly: {by_position:?}"
+    );
+    assert_eq!(s["totals"]["errorRate"], 0.0);
+}
+
+#[test]
+fn fixed_shuffles_and_passes_under_the_same_churn() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant("fixed", dir.path()), 0);
+    let s = summary(dir.path());
+    let (reloads, restarts, _) = changes(&s);
+    assert!(
+        reloads > 100 && restarts > 20,
+        "{reloads} reloads, {restarts} restarts"
+    );
+    assert!(s["ingress"]["firstPositionsShare"].as_f64().unwrap() < 0.33);
+    // The replicas list the pods in different orders: the shuffle.
+    let servers = |i: usize| -> Vec<String> {
+        let cfg =
+            std::fs::read_to_string(dir.path().join(format!("ingress/ingress-{i}/haproxy.cfg")))
+                .unwrap();
+        cfg.lines()
+            .filter_map(|l| l.trim().strip_prefix("server "))
+            .map(|l| l.split(' ').next().unwrap().to_owned())
+            .collect()
+    };
+    let lists: std::collections::BTreeSet<Vec<String>> = (0..8).map(servers).collect();
+    assert!(lists.len() > 1, "{lists:?}");
+}
+
+#[test]
+fn v0_16_with_shuffled_slots_passes_and_its_defaults_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant("v0-16", dir.path()), 0);
+    let s = summary(dir.path());
+    let config = std::fs::read_to_string(dir.path().join("ingress/ingress-0/haproxy.cfg")).unwrap();
+    assert!(config.contains("balance random(2)"), "{config}");
+    assert!(config.contains("server srv001 "), "{config}");
+    assert!(s["ingress"]["firstPositionsShare"].as_f64().unwrap() < 0.33);
+
+    // The defaults on HAProxy 2.6: every fresh worker repeats random(2)'s sequence, so a few
+    // slots get the first requests of every worker.
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant("v0-16-default", dir.path()), 1);
+    let s = summary(dir.path());
+    assert_eq!(expectation(&s, "skewMaxMean")["passed"], false);
+    assert_no_haproxy_left(dir.path());
+}
+
+#[test]
+fn without_haproxy_the_run_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    support::require_workload_bins();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "scenarios/ingress-hot-podding.yaml", "--out"])
+        .arg(dir.path())
+        .env("HARNESS_HAPROXY", dir.path().join("no-haproxy-here"))
+        .current_dir(workspace_root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("apt-get install haproxy"), "{stderr}");
+    assert!(!dir.path().join("ingress").exists(), "nothing started");
+}
+
+/// Pids whose parent is `parent`, from /proc.
+fn children(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        if after.split(' ').nth(1).and_then(|p| p.parse().ok()) == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A running (not zombie) `haproxy` process.
+fn is_haproxy(pid: i32) -> bool {
+    let named =
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "haproxy");
+    let running = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s[s.rfind(')').unwrap_or(0)..].starts_with(") Z"));
+    named && running
+}
+
+#[test]
+fn ctrl_c_stops_every_haproxy_master_and_worker() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    support::require_workload_bins();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "run",
+            "scenarios/ingress-hot-podding.yaml",
+            "--variant",
+            "quiet-cluster",
+        ])
+        .args(["--progress", "plain", "--out"])
+        .arg(dir.path())
+        .current_dir(workspace_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let started = Instant::now();
+    for line in lines.by_ref() {
+        if line.unwrap().contains(" phase load") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "load never started"
+        );
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let masters: Vec<i32> = children(child.id() as i32)
+        .into_iter()
+        .filter(|p| is_haproxy(*p))
+        .collect();
+    assert_eq!(masters.len(), 8, "one master per replica: {masters:?}");
+    let workers: Vec<i32> = masters.iter().flat_map(|m| children(*m)).collect();
+    assert!(
+        workers.len() >= 8,
+        "a worker under each master: {workers:?}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "harness did not stop within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(3), "interrupted runs exit 3");
+    for pid in masters.iter().chain(&workers) {
+        let alive = is_haproxy(*pid);
+        assert!(!alive, "haproxy {pid} outlived the harness");
+    }
+    assert_eq!(summary(dir.path())["partial"], true);
+}

@@ -1,0 +1,557 @@
+//! Two runs side by side (`harness compare`, `harness run --baseline`, `--matrix`): from the
+//! base's and the candidate's `summary.json`, every expectation, the error rate by kind, skew,
+//! per-pod share, p50/p99 latency and the ingress replicas' reloads, restarts and list-position
+//! share, each with its delta; bounds (`--max-regression METRIC=VALUE`) turn it into a gate.
+//! Runs of different scenarios, or whose variants check different expectations, or partial
+//! runs, are not comparable. The result is `compare.json` (schema `harness-compare/v1`),
+//! `compare.md` and `compare.html` (`render`).
+
+mod render;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use render::{render_compare_html, render_compare_markdown};
+
+use crate::report::reconcile::natural_key;
+use crate::report::{Summary, Verdict};
+
+/// Version tag of `compare.json`.
+pub const COMPARE_SCHEMA: &str = "harness-compare/v1";
+
+/// Which way a metric gets worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Better {
+    Lower,
+    Higher,
+    /// Neither: shown, never a regression.
+    Neither,
+}
+
+/// One compared number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricDelta {
+    /// `errorRate`, `errors.reset`, `skewMaxMean`, `latencyP99Ms`, `ingressRestarts`, or an
+    /// expectation's metric (`expect.readinessFlips`).
+    pub name: String,
+    pub base: Option<f64>,
+    pub candidate: Option<f64>,
+    /// candidate − base; null when either is missing.
+    pub delta: Option<f64>,
+    pub better: Better,
+    /// The `--max-regression` bound on how much worse the candidate may be.
+    pub max_regression: Option<f64>,
+    /// Worse than the bound (or missing in the candidate while bounded).
+    pub regressed: bool,
+}
+
+/// One expectation in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpectationDelta {
+    pub name: String,
+    pub metric: String,
+    pub base_observed: Option<f64>,
+    pub base_passed: bool,
+    pub candidate_observed: Option<f64>,
+    pub candidate_passed: bool,
+}
+
+/// One pod's share in both runs (a pod only one run has gets 0 in the other).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodShareDelta {
+    pub pod: String,
+    pub base: f64,
+    pub candidate: f64,
+    pub delta: f64,
+}
+
+/// Which run and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRef {
+    /// The run directory as given.
+    pub dir: String,
+    pub scenario: String,
+    pub variant: Option<String>,
+    pub run_id: String,
+    pub verdict: Verdict,
+    /// The command that repeats it, when recorded.
+    pub command: Option<String>,
+}
+
+/// The outcome of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CompareVerdict {
+    /// Comparable, and no bound exceeded.
+    Ok,
+    /// A bound was exceeded.
+    Regression,
+    /// The runs cannot be compared (see `reason`).
+    Incomparable,
+}
+
+/// `compare.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "harness run comparison (harness-compare/v1)")]
+pub struct Comparison {
+    pub schema: String,
+    pub base: RunRef,
+    pub candidate: RunRef,
+    pub verdict: CompareVerdict,
+    /// Why the runs are not comparable; null when they are.
+    pub reason: Option<String>,
+    pub metrics: Vec<MetricDelta>,
+    pub expectations: Vec<ExpectationDelta>,
+    pub pods: Vec<PodShareDelta>,
+    /// One sentence per exceeded bound.
+    pub regressions: Vec<String>,
+}
+
+/// A bad `--max-regression`.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BoundError {
+    #[error("`{0}` is not METRIC=VALUE (e.g. `errorRate=0.01`)")]
+    Syntax(String),
+    #[error("`{text}`: `{value}` is not a number of 0 or more")]
+    Value { text: String, value: String },
+    #[error("--max-regression {metric}: no such compared metric; compared here: {known}")]
+    UnknownMetric { metric: String, known: String },
+    #[error("--max-regression {metric}: it has no better direction (it is shown, never gated)")]
+    NoDirection { metric: String },
+}
+
+/// `--max-regression METRIC=VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    pub metric: String,
+    pub value: f64,
+}
+
+impl Bound {
+    pub fn parse(text: &str) -> Result<Bound, BoundError> {
+        let (metric, value) = text
+            .split_once('=')
+            .filter(|(m, v)| !m.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| BoundError::Syntax(text.to_owned()))?;
+        let number = value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| BoundError::Value {
+                text: text.to_owned(),
+                value: value.trim().to_owned(),
+            })?;
+        Ok(Bound {
+            metric: metric.trim().to_owned(),
+            value: number,
+        })
+    }
+}
+
+/// Compares `candidate` against `base`; `dirs` are the run directories as given.
+pub fn compare(
+    base: &Summary,
+    candidate: &Summary,
+    dirs: (&str, &str),
+    bounds: &[Bound],
+) -> Result<Comparison, BoundError> {
+    let reason = incomparable(base, candidate);
+    let mut metrics = metric_deltas(base, candidate);
+    let known: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
+    let mut regressions = Vec::new();
+    for bound in bounds {
+        let Some(m) = metrics.iter_mut().find(|m| m.name == bound.metric) else {
+            return Err(BoundError::UnknownMetric {
+                metric: bound.metric.clone(),
+                known: known.join(", "),
+            });
+        };
+        if m.better == Better::Neither {
+            return Err(BoundError::NoDirection {
+                metric: bound.metric.clone(),
+            });
+        }
+        m.max_regression = Some(bound.value);
+        let worse_by = match (m.base, m.candidate, m.better) {
+            (Some(b), Some(c), Better::Lower) => Some(c - b),
+            (Some(b), Some(c), Better::Higher) => Some(b - c),
+            (_, None, _) => None,
+            (None, Some(_), _) => Some(0.0),
+            (_, _, Better::Neither) => Some(0.0),
+        };
+        m.regressed = worse_by.is_none_or(|w| w > bound.value + 1e-12);
+        if m.regressed {
+            regressions.push(match worse_by {
+                Some(w) => format!(
+                    "{}: {} → {} is worse by {} (more than the allowed {})",
+                    m.name,
+                    shown(m.base),
+                    shown(m.candidate),
+                    trim(w),
+                    trim(bound.value)
+                ),
+                None => format!("{}: not measured in the candidate", m.name),
+            });
+        }
+    }
+    let verdict = match (&reason, regressions.is_empty()) {
+        (Some(_), _) => CompareVerdict::Incomparable,
+        (None, true) => CompareVerdict::Ok,
+        (None, false) => CompareVerdict::Regression,
+    };
+    Ok(Comparison {
+        schema: COMPARE_SCHEMA.to_owned(),
+        base: run_ref(base, dirs.0),
+        candidate: run_ref(candidate, dirs.1),
+        verdict,
+        reason,
+        metrics,
+        expectations: expectation_deltas(base, candidate),
+        pods: pod_deltas(base, candidate),
+        regressions,
+    })
+}
+
+/// Why the two runs cannot be compared, if they cannot.
+fn incomparable(base: &Summary, candidate: &Summary) -> Option<String> {
+    if base.scenario != candidate.scenario {
+        return Some(format!(
+            "different scenarios: `{}` and `{}`",
+            base.scenario, candidate.scenario
+        ));
+    }
+    let shape = |s: &Summary| -> Vec<(String, String)> {
+        s.expectations
+            .iter()
+            .map(|e| (e.name.clone(), e.metric.clone()))
+            .collect()
+    };
+    if shape(base) != shape(candidate) {
+        let names = |s: &Summary| {
+            s.expectations
+                .iter()
+                .map(|e| format!("{} ({})", e.name, e.metric))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Some(format!(
+            "the runs check different expectations (variant `{}` vs `{}`): base [{}], candidate [{}]",
+            base.variant.as_deref().unwrap_or("base"),
+            candidate.variant.as_deref().unwrap_or("base"),
+            names(base),
+            names(candidate)
+        ));
+    }
+    for (which, s) in [("base", base), ("candidate", candidate)] {
+        if s.partial {
+            return Some(format!(
+                "the {which} run is partial ({}): its numbers cover only part of the load",
+                s.partial_reason.as_deref().unwrap_or("cut short")
+            ));
+        }
+    }
+    None
+}
+
+fn run_ref(s: &Summary, dir: &str) -> RunRef {
+    RunRef {
+        dir: dir.to_owned(),
+        scenario: s.scenario.clone(),
+        variant: s.variant.clone(),
+        run_id: s.run_id.clone(),
+        verdict: s.verdict,
+        command: s.invocation.as_ref().map(|i| i.command.clone()),
+    }
+}
+
+/// Every number compared, in a fixed order.
+fn metric_deltas(base: &Summary, candidate: &Summary) -> Vec<MetricDelta> {
+    let mut rows: Vec<(String, Option<f64>, Option<f64>, Better)> = vec![(
+        "errorRate".into(),
+        Some(base.totals.error_rate),
+        Some(candidate.totals.error_rate),
+        Better::Lower,
+    )];
+    let kinds = |s: &Summary| -> BTreeMap<String, f64> {
+        let attempted = s.totals.attempted.max(1) as f64;
+        let mut out = BTreeMap::new();
+        for (status, n) in &s.totals.responses {
+            if !status.starts_with('2') {
+                out.insert(format!("errors.{status}"), *n as f64 / attempted);
+            }
+        }
+        for (kind, n) in &s.totals.transport_errors {
+            out.insert(format!("errors.{kind}"), *n as f64 / attempted);
+        }
+        out
+    };
+    let (kb, kc) = (kinds(base), kinds(candidate));
+    let mut names: Vec<&String> = kb.keys().chain(kc.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        rows.push((
+            name.clone(),
+            Some(kb.get(name).copied().unwrap_or(0.0)),
+            Some(kc.get(name).copied().unwrap_or(0.0)),
+            Better::Lower,
+        ));
+    }
+    rows.push((
+        "skewMaxMean".into(),
+        base.skew.max_mean,
+        candidate.skew.max_mean,
+        Better::Lower,
+    ));
+    rows.push((
+        "skewCv".into(),
+        base.skew.cv,
+        candidate.skew.cv,
+        Better::Lower,
+    ));
+    rows.push((
+        "starvedPods".into(),
+        Some(base.skew.starved.len() as f64),
+        Some(candidate.skew.starved.len() as f64),
+        Better::Lower,
+    ));
+    rows.push((
+        "latencyP50Ms".into(),
+        base.totals.latency_p50_ms,
+        candidate.totals.latency_p50_ms,
+        Better::Lower,
+    ));
+    rows.push((
+        "latencyP99Ms".into(),
+        base.totals.latency_p99_ms,
+        candidate.totals.latency_p99_ms,
+        Better::Lower,
+    ));
+    if base.ingress.is_some() || candidate.ingress.is_some() {
+        let sum = |s: &Summary, f: fn(&crate::report::IngressReplicaSummary) -> u64| {
+            s.ingress
+                .as_ref()
+                .map(|i| i.replicas.iter().map(f).sum::<u64>() as f64)
+        };
+        rows.push((
+            "ingressReloads".into(),
+            sum(base, |r| r.reloads),
+            sum(candidate, |r| r.reloads),
+            Better::Neither,
+        ));
+        rows.push((
+            "ingressRestarts".into(),
+            sum(base, |r| r.restarts),
+            sum(candidate, |r| r.restarts),
+            Better::Lower,
+        ));
+        rows.push((
+            "firstPositionsShare".into(),
+            base.ingress.as_ref().and_then(|i| i.first_positions_share),
+            candidate
+                .ingress
+                .as_ref()
+                .and_then(|i| i.first_positions_share),
+            Better::Lower,
+        ));
+        rows.push((
+            "positionRankCorrelation".into(),
+            base.ingress.as_ref().and_then(|i| i.rank_correlation),
+            candidate.ingress.as_ref().and_then(|i| i.rank_correlation),
+            Better::Neither,
+        ));
+    }
+    for e in &base.expectations {
+        let c = candidate.expectations.iter().find(|c| c.name == e.name);
+        let better = match (e.threshold.max, e.threshold.min) {
+            (Some(_), None) => Better::Lower,
+            (None, Some(_)) => Better::Higher,
+            _ => Better::Neither,
+        };
+        let name = format!("expect.{}", e.metric);
+        if rows.iter().any(|r| r.0 == name) {
+            continue;
+        }
+        rows.push((name, e.observed, c.and_then(|c| c.observed), better));
+    }
+    rows.into_iter()
+        .map(|(name, b, c, better)| MetricDelta {
+            delta: b.zip(c).map(|(b, c)| c - b),
+            name,
+            base: b,
+            candidate: c,
+            better,
+            max_regression: None,
+            regressed: false,
+        })
+        .collect()
+}
+
+fn expectation_deltas(base: &Summary, candidate: &Summary) -> Vec<ExpectationDelta> {
+    base.expectations
+        .iter()
+        .map(|e| {
+            let c = candidate.expectations.iter().find(|c| c.name == e.name);
+            ExpectationDelta {
+                name: e.name.clone(),
+                metric: e.metric.clone(),
+                base_observed: e.observed,
+                base_passed: e.passed,
+                candidate_observed: c.and_then(|c| c.observed),
+                candidate_passed: c.is_some_and(|c| c.passed),
+            }
+        })
+        .collect()
+}
+
+fn pod_deltas(base: &Summary, candidate: &Summary) -> Vec<PodShareDelta> {
+    let shares = |s: &Summary| -> BTreeMap<String, f64> {
+        s.pods.iter().map(|p| (p.name.clone(), p.share)).collect()
+    };
+    let (b, c) = (shares(base), shares(candidate));
+    let mut pods: Vec<&String> = b.keys().chain(c.keys()).collect();
+    pods.sort_by(|x, y| natural_key(x).cmp(&natural_key(y)));
+    pods.dedup();
+    pods.into_iter()
+        .map(|pod| {
+            let (x, y) = (
+                b.get(pod).copied().unwrap_or(0.0),
+                c.get(pod).copied().unwrap_or(0.0),
+            );
+            PodShareDelta {
+                pod: pod.clone(),
+                base: x,
+                candidate: y,
+                delta: y - x,
+            }
+        })
+        .collect()
+}
+
+/// The JSON Schema of `compare.json`.
+pub fn compare_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Comparison)).unwrap_or_default()
+}
+
+/// A number without trailing zeros (4 significant decimals).
+pub(crate) fn trim(v: f64) -> String {
+    let text = format!("{v:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.into()
+    }
+}
+
+pub(crate) fn shown(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_owned(), trim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::failing_summary;
+
+    fn bound(text: &str) -> Bound {
+        Bound::parse(text).unwrap()
+    }
+
+    #[test]
+    fn bounds_parse_and_refuse_what_is_not_metric_equals_number() {
+        assert_eq!(
+            bound("errorRate=0.01"),
+            Bound {
+                metric: "errorRate".into(),
+                value: 0.01
+            }
+        );
+        assert!(matches!(
+            Bound::parse("errorRate"),
+            Err(BoundError::Syntax(_))
+        ));
+        assert!(matches!(
+            Bound::parse("errorRate=-1"),
+            Err(BoundError::Value { .. })
+        ));
+        assert!(matches!(Bound::parse("=1"), Err(BoundError::Syntax(_))));
+    }
+
+    #[test]
+    fn worse_is_measured_in_each_metrics_direction_against_its_bound() {
+        let mut base = failing_summary();
+        base.totals.error_rate = 0.10;
+        base.totals.attempted = 100;
+        base.expectations[0].observed = Some(1.0); // starvedPods, a `max`: lower is better
+        let mut floor = base.expectations[0].clone();
+        floor.name = "enough replicas".into();
+        floor.metric = "minReplicas".into();
+        floor.threshold = crate::report::Threshold {
+            min: Some(4.0),
+            max: None,
+        };
+        floor.observed = Some(6.0);
+        base.expectations.push(floor);
+        let mut candidate = base.clone();
+        candidate.totals.error_rate = 0.20;
+        candidate.expectations[0].observed = Some(3.0);
+        candidate.expectations[1].observed = Some(4.0);
+        let c = compare(
+            &base,
+            &candidate,
+            ("a", "b"),
+            &[
+                bound("errorRate=0.1"),
+                bound("expect.starvedPods=1"),
+                bound("expect.minReplicas=1"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Regression);
+        let row = |name: &str| c.metrics.iter().find(|m| m.name == name).unwrap();
+        // 0.10 → 0.20 is worse by exactly the bound: allowed.
+        assert!(!row("errorRate").regressed);
+        assert_eq!(row("errorRate").delta, Some(0.1));
+        // 1 → 3 starved pods: worse by 2 > 1.
+        assert!(row("expect.starvedPods").regressed);
+        // A `min` expectation: higher is better; 6 → 4 is worse by 2 > 1.
+        assert_eq!(row("expect.minReplicas").better, Better::Higher);
+        assert!(row("expect.minReplicas").regressed);
+        assert_eq!(c.regressions.len(), 2, "{:?}", c.regressions);
+        // The other way round it is an improvement, and passes the same bounds.
+        let back = compare(
+            &candidate,
+            &base,
+            ("b", "a"),
+            &[bound("expect.starvedPods=0"), bound("expect.minReplicas=0")],
+        )
+        .unwrap();
+        assert_eq!(back.verdict, CompareVerdict::Ok);
+    }
+
+    #[test]
+    fn partial_runs_and_other_scenarios_are_incomparable_and_unknown_rows_refused() {
+        let base = failing_summary();
+        let mut partial = base.clone();
+        partial.partial = true;
+        partial.partial_reason = Some("interrupted by the user".into());
+        let c = compare(&base, &partial, ("a", "b"), &[]).unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Incomparable);
+        assert!(c.reason.unwrap().contains("interrupted by the user"));
+        let mut other = base.clone();
+        other.scenario = "rollout-502".into();
+        let c = compare(&base, &other, ("a", "b"), &[]).unwrap();
+        assert!(c.reason.unwrap().contains("different scenarios"));
+        let e = compare(&base, &base, ("a", "b"), &[bound("nope=1")]).unwrap_err();
+        assert!(matches!(e, BoundError::UnknownMetric { .. }), "{e}");
+    }
+}
