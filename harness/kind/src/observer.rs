@@ -19,13 +19,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use harness_core::control_plane::routing::RoutingTracker;
 use harness_core::measure::{EventKind, TerminationStage};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube_model::{
-    Endpoint, EndpointConditions, EventType, Hints, ProxyNode, ProxyOptions, ServicePolicy,
-    usable_endpoints,
-};
+use kube_model::{Endpoint, EventType};
 
 use crate::labels::ZONE_LABEL;
 
@@ -60,16 +58,13 @@ pub struct ObservedPod {
 /// The state of the watched objects and what has been recorded.
 #[derive(Debug, Default)]
 pub struct Observer {
-    zones: Vec<String>,
     nodes: BTreeMap<String, Node>,
     slices: BTreeMap<String, EndpointSlice>,
     pods: BTreeMap<String, ObservedPod>,
     next_index: u32,
-    hints: BTreeMap<String, Vec<String>>,
-    hints_enabled: bool,
     ready: BTreeSet<String>,
-    reachable: BTreeMap<String, Vec<String>>,
-    ready_recorded: Option<usize>,
+    /// Hints and per-zone reachability as last recorded.
+    routing: RoutingTracker,
     events_seen: BTreeSet<String>,
     nodes_listed: bool,
 }
@@ -94,31 +89,7 @@ pub fn endpoints_of(slice: &EndpointSlice) -> Vec<Endpoint> {
                 .and_then(|r| r.name.clone())
                 .or_else(|| e.addresses.first().cloned())
                 .unwrap_or_default();
-            let conditions = e.conditions.clone().unwrap_or_default();
-            Endpoint {
-                address: name,
-                zone: e.zone.clone(),
-                node_name: e.node_name.clone(),
-                conditions: EndpointConditions {
-                    ready: conditions.ready,
-                    serving: conditions.serving,
-                    terminating: conditions.terminating,
-                },
-                hints: e.hints.as_ref().map(|h| Hints {
-                    for_zones: h
-                        .for_zones
-                        .iter()
-                        .flatten()
-                        .map(|z| z.name.clone())
-                        .collect(),
-                    for_nodes: h
-                        .for_nodes
-                        .iter()
-                        .flatten()
-                        .map(|n| n.name.clone())
-                        .collect(),
-                }),
-            }
+            kube_model::openapi::endpoint(e, name)
         })
         .collect()
 }
@@ -127,7 +98,7 @@ impl Observer {
     /// An observer for a Service whose clients are in `zones`.
     pub fn new(zones: Vec<String>) -> Self {
         Observer {
-            zones,
+            routing: RoutingTracker::new(zones),
             ..Default::default()
         }
     }
@@ -156,7 +127,7 @@ impl Observer {
 
     /// Whether the Service's slices carry hints now.
     pub fn hints_enabled(&self) -> bool {
-        self.hints_enabled
+        self.routing.hints_enabled()
     }
 
     /// The ready endpoints (pod names).
@@ -378,20 +349,7 @@ impl Observer {
     fn endpoints_changed(&mut self) -> Vec<EventKind> {
         let endpoints = self.endpoints();
         let mut out = Vec::new();
-        let hints: BTreeMap<String, Vec<String>> = endpoints
-            .iter()
-            .filter(|e| !e.for_zones().is_empty())
-            .map(|e| (e.address.clone(), e.for_zones().to_vec()))
-            .collect();
-        let enabled = !hints.is_empty();
-        if hints != self.hints || enabled != self.hints_enabled {
-            self.hints = hints;
-            self.hints_enabled = enabled;
-            out.push(EventKind::Hints {
-                enabled,
-                for_zones: self.hints.clone(),
-            });
-        }
+        out.extend(self.routing.update_hints(&endpoints));
         let ready: BTreeSet<String> = endpoints
             .iter()
             .filter(|e| e.conditions.ready == Some(true))
@@ -410,39 +368,7 @@ impl Observer {
             });
         }
         self.ready = ready;
-        out.extend(self.reachability(&endpoints));
-        out
-    }
-
-    /// For each zone, the pods kube-proxy on a node there uses (a client's node, not a pod's).
-    fn reachability(&mut self, endpoints: &[Endpoint]) -> Vec<EventKind> {
-        let ready_pods = self.ready.len();
-        let ready_changed = self.ready_recorded != Some(ready_pods);
-        self.ready_recorded = Some(ready_pods);
-        let mut out = Vec::new();
-        for zone in self.zones.clone() {
-            let node = ProxyNode {
-                name: "client",
-                zone: Some(&zone),
-            };
-            let usable: Vec<String> = usable_endpoints(
-                endpoints,
-                node,
-                ServicePolicy::default(),
-                ProxyOptions::default(),
-            )
-            .into_iter()
-            .map(|e| e.address.clone())
-            .collect();
-            if ready_changed || self.reachable.get(&zone) != Some(&usable) {
-                out.push(EventKind::Reachability {
-                    zone: zone.clone(),
-                    pods: usable.clone(),
-                    ready_pods,
-                });
-                self.reachable.insert(zone, usable);
-            }
-        }
+        out.extend(self.routing.update_reachability(&endpoints));
         out
     }
 }

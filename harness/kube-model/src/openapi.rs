@@ -117,32 +117,7 @@ pub fn slice(s: &discovery::EndpointSlice, index: usize) -> Result<OwnedSlice, C
                 index: i,
             });
         };
-        let conditions = e.conditions.clone().unwrap_or_default();
-        let hints = e.hints.as_ref().map(|h| Hints {
-            for_zones: h
-                .for_zones
-                .iter()
-                .flatten()
-                .map(|z| z.name.clone())
-                .collect(),
-            for_nodes: h
-                .for_nodes
-                .iter()
-                .flatten()
-                .map(|n| n.name.clone())
-                .collect(),
-        });
-        endpoints.push(Endpoint {
-            address: address.clone(),
-            zone: e.zone.clone(),
-            node_name: e.node_name.clone(),
-            conditions: EndpointConditions {
-                ready: conditions.ready,
-                serving: conditions.serving,
-                terminating: conditions.terminating,
-            },
-            hints,
-        });
+        endpoints.push(endpoint(e, address.clone()));
     }
     Ok(OwnedSlice {
         namespace: meta.namespace.clone(),
@@ -204,6 +179,36 @@ pub fn service(svc: &core::Service) -> Result<ServiceInfo, ConvertError> {
             externally_accessible,
         },
     })
+}
+
+/// One endpoint of a slice in the model's form, under `address` (its first address when read
+/// from a file; the pod's name where a target names endpoints by pod).
+pub fn endpoint(e: &discovery::Endpoint, address: String) -> Endpoint {
+    let conditions = e.conditions.clone().unwrap_or_default();
+    Endpoint {
+        address,
+        zone: e.zone.clone(),
+        node_name: e.node_name.clone(),
+        conditions: EndpointConditions {
+            ready: conditions.ready,
+            serving: conditions.serving,
+            terminating: conditions.terminating,
+        },
+        hints: e.hints.as_ref().map(|h| Hints {
+            for_zones: h
+                .for_zones
+                .iter()
+                .flatten()
+                .map(|z| z.name.clone())
+                .collect(),
+            for_nodes: h
+                .for_nodes
+                .iter()
+                .flatten()
+                .map(|n| n.name.clone())
+                .collect(),
+        }),
+    }
 }
 
 #[cfg(test)]

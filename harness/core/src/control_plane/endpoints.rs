@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use super::routing::RoutingTracker;
 use crate::measure::EventKind;
-use kube_model::kube_proxy::{ProxyNode, ProxyOptions, ServicePolicy, usable_endpoints};
 use kube_model::reconcile::{ControllerOptions, ServiceTopology, reconcile_slice_hints};
 use kube_model::{AddressType, Endpoint, EndpointSlice, Node, SliceInfo, TopologyCache};
 
@@ -39,13 +39,8 @@ pub struct ServiceEndpoints {
     cache: TopologyCache,
     nodes: BTreeMap<String, Node>,
     pods: BTreeMap<String, PodRecord>,
-    /// Pod → forZones after the last reconcile.
-    hints: BTreeMap<String, Vec<String>>,
-    hints_enabled: bool,
-    /// Zone → pods kube-proxy there would use for new connections.
-    reachable: BTreeMap<String, Vec<String>>,
-    /// Ready endpoints when reachability was last recorded.
-    ready_recorded: Option<usize>,
+    /// Hints after the last reconcile and what kube-proxy in each zone makes of them.
+    routing: RoutingTracker,
     zones: Vec<String>,
 }
 
@@ -66,10 +61,7 @@ impl ServiceEndpoints {
             cache,
             nodes: nodes.into_iter().map(|n| (n.name.clone(), n)).collect(),
             pods: BTreeMap::new(),
-            hints: BTreeMap::new(),
-            hints_enabled: false,
-            reachable: BTreeMap::new(),
-            ready_recorded: None,
+            routing: RoutingTracker::new(zones.clone()),
             zones,
         }
     }
@@ -91,17 +83,17 @@ impl ServiceEndpoints {
     }
 
     pub fn hints_enabled(&self) -> bool {
-        self.hints_enabled
+        self.routing.hints_enabled()
     }
 
     /// Pod → forZones currently on the slice.
     pub fn hints(&self) -> &BTreeMap<String, Vec<String>> {
-        &self.hints
+        self.routing.hints()
     }
 
     /// Pods kube-proxy in `zone` sends new connections to.
     pub fn reachable_from(&self, zone: &str) -> &[String] {
-        self.reachable.get(zone).map(Vec::as_slice).unwrap_or(&[])
+        self.routing.reachable_from(zone)
     }
 
     /// Zone CPU ratios the controller currently uses (None: no usable node information).
@@ -157,6 +149,7 @@ impl ServiceEndpoints {
         }
         if !self.zones.iter().any(|z| z == zone) {
             self.zones.push(zone.to_owned());
+            self.routing.add_zone(zone);
         }
         self.upsert_node(node)
     }
@@ -201,21 +194,10 @@ impl ServiceEndpoints {
                 ),
             })
             .collect();
-        let new_hints: BTreeMap<String, Vec<String>> = si
-            .all_slices()
-            .flat_map(|s| &s.endpoints)
-            .filter(|e| !e.for_zones().is_empty())
-            .map(|e| (e.address.clone(), e.for_zones().to_vec()))
-            .collect();
-        let enabled = !new_hints.is_empty();
-        if new_hints != self.hints || enabled != self.hints_enabled {
-            self.hints = new_hints;
-            self.hints_enabled = enabled;
-            out.push(EventKind::Hints {
-                enabled,
-                for_zones: self.hints.clone(),
-            });
-        }
+        out.extend(
+            self.routing
+                .update_hints(si.all_slices().flat_map(|sl| &sl.endpoints)),
+        );
         out.extend(self.update_reachability());
         out
     }
@@ -229,10 +211,15 @@ impl ServiceEndpoints {
                     .on_node(&p.node);
                 e.conditions.serving = Some(p.ready);
                 e.conditions.terminating = Some(p.terminating);
-                e.with_hints(self.hints.get(&p.name).map(|z| kube_model::Hints {
-                    for_zones: z.clone(),
-                    for_nodes: Vec::new(),
-                }))
+                e.with_hints(
+                    self.routing
+                        .hints()
+                        .get(&p.name)
+                        .map(|z| kube_model::Hints {
+                            for_zones: z.clone(),
+                            for_nodes: Vec::new(),
+                        }),
+                )
             })
             .collect()
     }
@@ -240,40 +227,7 @@ impl ServiceEndpoints {
     /// Recomputes, for each zone, the pods kube-proxy on a node there would use.
     fn update_reachability(&mut self) -> Vec<EventKind> {
         let endpoints = self.endpoint_list();
-        let ready_pods = endpoints
-            .iter()
-            .filter(|e| e.conditions.ready == Some(true))
-            .count();
-        // A change of the ready count alone is recorded too: "reach 2 of 4 ready pods" must not
-        // keep an old count when the reachable pods stay the same.
-        let ready_changed = self.ready_recorded != Some(ready_pods);
-        self.ready_recorded = Some(ready_pods);
-        let mut out = Vec::new();
-        for zone in self.zones.clone() {
-            // A load generator is a client on some node of its zone, not on a pod's node.
-            let node = ProxyNode {
-                name: "client",
-                zone: Some(&zone),
-            };
-            let usable: Vec<String> = usable_endpoints(
-                &endpoints,
-                node,
-                ServicePolicy::default(),
-                ProxyOptions::default(),
-            )
-            .into_iter()
-            .map(|e| e.address.clone())
-            .collect();
-            if ready_changed || self.reachable.get(&zone) != Some(&usable) {
-                out.push(EventKind::Reachability {
-                    zone: zone.clone(),
-                    pods: usable.clone(),
-                    ready_pods,
-                });
-                self.reachable.insert(zone, usable);
-            }
-        }
-        out
+        self.routing.update_reachability(&endpoints)
     }
 }
 
