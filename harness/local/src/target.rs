@@ -514,12 +514,7 @@ impl Target for LocalTarget {
         let clock = run
             .clock
             .ok_or_else(|| TargetError::new("collecting", LocalError::LoadNotStarted))?;
-        let planned = clock.duration.as_secs_f64();
-        let duration_s = if interrupted {
-            clock.now_s().clamp(0.0, planned)
-        } else {
-            planned
-        };
+        let duration_s = clock.measured_s(interrupted);
         let remaining =
             (clock.load_start + clock.duration).saturating_duration_since(Instant::now());
         let limit = remaining + run.scenario.load.request_timeout + Duration::from_secs(10);

@@ -202,6 +202,16 @@ impl RunClock {
     pub fn now_s(&self) -> f64 {
         self.t_s(tokio::time::Instant::now())
     }
+
+    /// Seconds of load the run measured: the planned length, or up to now when `interrupted`.
+    pub fn measured_s(&self, interrupted: bool) -> f64 {
+        let planned = self.duration.as_secs_f64();
+        if interrupted {
+            self.now_s().clamp(0.0, planned)
+        } else {
+            planned
+        }
+    }
 }
 
 /// A pod as the target sees it at an instant (for live progress).

@@ -263,12 +263,7 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         .ok_or_else(|| TargetError::new("collecting", KindError::NotDeployed))?;
     let api = run.api()?.clone();
     let ns = run.namespace()?.to_owned();
-    let planned = clock.duration.as_secs_f64();
-    let duration_s = if interrupted {
-        clock.now_s().clamp(0.0, planned)
-    } else {
-        planned
-    };
+    let duration_s = clock.measured_s(interrupted);
     let deadline =
         clock.load_start + clock.duration + run.scenario.load.request_timeout + REPORT_SLACK;
     let started = lock(&run.generators).clone();
