@@ -28,6 +28,7 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
         Metric::TimeToScaleUp => measure::time_to_scale_up(run, window),
         Metric::MaxReplicas => measure::max_replicas(run, window),
         Metric::MinReplicas => measure::min_replicas(run, window),
+        Metric::MinRoutableTargets => measure::min_routable_targets(run, window),
     }
 }
 

@@ -9,12 +9,14 @@ mod metrics;
 mod removal;
 pub mod run_data;
 mod skew;
+mod targets;
 
 pub use lifecycle::*;
 pub use metrics::*;
 pub use removal::*;
 pub use run_data::*;
 pub use skew::*;
+pub use targets::*;
 
 /// A half-open interval of the run, in seconds from the load start. Per-second data is
 /// counted when its second starts inside the window.

@@ -369,7 +369,8 @@ impl Metric {
             | Metric::HintFlaps
             | Metric::RequestsAfterRemoval
             | Metric::MaxReplicas
-            | Metric::MinReplicas => MetricKind::Count,
+            | Metric::MinReplicas
+            | Metric::MinRoutableTargets => MetricKind::Count,
             Metric::LatencyP99 | Metric::RolloutDuration | Metric::TimeToScaleUp => {
                 MetricKind::Latency
             }
@@ -396,6 +397,7 @@ impl Metric {
             Metric::TimeToScaleUp => "timeToScaleUp",
             Metric::MaxReplicas => "maxReplicas",
             Metric::MinReplicas => "minReplicas",
+            Metric::MinRoutableTargets => "minRoutableTargets",
         }
     }
 }

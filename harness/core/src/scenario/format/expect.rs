@@ -18,7 +18,7 @@ pub struct ExpectationSpec {
     /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1
     /// (or a percentage such as `"1%"`),
     /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
-    /// `requestsAfterRemoval`, `maxReplicas` and `minReplicas` a whole number, `latencyP99`,
+    /// `requestsAfterRemoval`, `maxReplicas`, `minReplicas` and `minRoutableTargets` a whole number, `latencyP99`,
     /// `rolloutDuration` and `timeToScaleUp` a duration such as `"500ms"`.
     #[serde(default)]
     pub max: Option<ThresholdText>,
@@ -86,4 +86,7 @@ pub enum MetricName {
     MaxReplicas,
     /// The lowest replica count seen in the window.
     MinReplicas,
+    /// The fewest targets the load balancer could route new requests to (healthy, or all
+    /// registered ones when every one is unhealthy) at any instant of the window.
+    MinRoutableTargets,
 }
