@@ -1,10 +1,13 @@
 //! The shipped rollout-502 scenario end to end on the local target (incident 4): each
-//! variant's exit code and signature in summary.json and timeline.jsonl. The runs are serialized
+//! variant's exit code and signature in summary.json and timeline.jsonl (and the readiness gate
+//! without its preStop sleep, through `--set`). The runs are serialized
 //! (the fix's margin, preStop ≥ deregistration lag, is a second at the default time scale).
 
 mod support;
 
-use support::{ONE_AT_A_TIME, count, expectation, run_variant, summary, timeline};
+use support::{
+    ONE_AT_A_TIME, count, expectation, run_variant, run_variant_with, summary, timeline,
+};
 
 const FILE: &str = "rollout-502.yaml";
 
@@ -168,4 +171,29 @@ fn readiness_gate_holds_the_rollout_until_new_targets_are_healthy() {
             ready - at
         );
     }
+}
+
+#[test]
+fn readiness_gate_alone_leaves_the_502s_on_terminating_pods() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // The gate without the preStop sleep: registration is no longer outrun, but a deleted pod
+    // still stops at SIGTERM while the balancer sends to it for the 20 s deregistration lag.
+    let code = run_variant_with(
+        FILE,
+        "readiness-gate",
+        &["service.termination.preStop=null"],
+        dir.path(),
+    );
+    let s = summary(dir.path());
+    assert_eq!(code, 1, "{}", s["explanation"]);
+    let (fewest, _) = routable_targets(&s);
+    assert_eq!(fewest, 12, "the gate still holds the targets up");
+    let bad_gateway = count(&s["totals"]["responses"], "502");
+    assert!(bad_gateway > 50, "{}", s["totals"]);
+    let (_, failed) = terminating_requests(&s);
+    assert!(
+        failed.abs_diff(bad_gateway) <= bad_gateway / 50,
+        "502s: {bad_gateway}, failures on terminating pods: {failed}"
+    );
 }
