@@ -4,7 +4,11 @@
 //! GeneratePodReadyCondition, release-1.34: "True if all containers in a pod are ready AND all
 //! matching conditions specified in the ReadinessGates have status equal to True"). The gate
 //! condition follows the pod's target health: True while the load balancer routes to the
-//! target, False otherwise. A pod is registered from its containers' readiness (the
+//! target, False otherwise. (The controller's documentation, `docs/deploy/pod_readiness_gate.md`
+//! of kubernetes-sigs/aws-load-balancer-controller, says the condition is True "only when the
+//! corresponding target ... shows a health state of Healthy"; that it turns False again when a
+//! registered target turns unhealthy is this model's reading.) A pod is registered from its
+//! containers' readiness (the
 //! controller registers pods whose containers are ready even while the gate holds `Ready`
 //! back), which is what [`ClusterModel::gate_feed`] lists.
 //!
