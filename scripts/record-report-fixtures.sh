@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Records the run data the report tests render (harness/cli/tests/report_render.rs): for each
-# shipped scenario, its incident and fixed variants are run for real on the local target and
-# their summary.json and timeline.jsonl are kept under harness/cli/tests/fixtures/runs/.
+# shipped scenario, its incident and fixed variants (and rollout-502's readiness-gate) are run
+# for real on the local target and their summary.json and timeline.jsonl are kept under
+# harness/cli/tests/fixtures/runs/.
 #
 #   scripts/record-report-fixtures.sh            # uses target/debug/harness (cargo build first)
 #   HARNESS=target/release/harness scripts/record-report-fixtures.sh
@@ -18,7 +19,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for run in topology-skew:incident topology-skew:fixed \
-           rollout-502:incident rollout-502:fixed \
+           rollout-502:incident rollout-502:fixed rollout-502:readiness-gate \
            autoscaler-blind-spot:incident autoscaler-blind-spot:fixed \
            ingress-hot-podding:incident ingress-hot-podding:fixed; do
     scenario=${run%%:*}

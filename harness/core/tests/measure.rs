@@ -105,6 +105,7 @@ fn run() -> RunData {
             hints(2.6, true),
         ],
         lb: Vec::new(),
+        lb_routable: Vec::new(),
     }
 }
 

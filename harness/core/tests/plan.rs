@@ -76,6 +76,21 @@ fn a_rollout_is_timed_by_its_waves_of_pod_start_ups() {
 }
 
 #[test]
+fn a_readiness_gate_makes_each_wave_wait_for_the_registration() {
+    let p = planned("scenarios/testdata/valid-readiness-gate.yaml", None);
+    // 2 s start-up, the first probe passes at once, then the 20 s registration lag and up to
+    // one 5 s health-check interval.
+    assert_eq!(p.pod_ready_after_s, 27.0);
+    let rollout = p.steps[1].rollout.as_ref().unwrap();
+    // 4 pods, maxSurge 1, maxUnavailable 0: one at a time.
+    assert_eq!((rollout.waves, rollout.duration_s), (4, 108.0));
+    let without = planned("scenarios/rollout-502.yaml", Some("slow-registration"));
+    let gated = planned("scenarios/rollout-502.yaml", Some("readiness-gate"));
+    let secs = |p: &Plan| p.steps[1].rollout.as_ref().unwrap().duration_s;
+    assert_eq!((secs(&without), secs(&gated)), (8.0, 4.0 * 62.0));
+}
+
+#[test]
 fn warns_of_pods_no_caller_reaches_and_of_a_pre_stop_shorter_than_the_lag() {
     let skew = planned("scenarios/topology-skew.yaml", Some("incident"));
     assert_eq!(

@@ -56,6 +56,7 @@ fn rollout_fixture_lifecycle_load_balancer_and_time_scale() {
                 unhealthy_threshold: 2,
                 path: "/readyz".into(),
             }),
+            readiness_gate: false,
         })
     );
     let via: Vec<Via> = s.load.generators.iter().map(|g| g.via).collect();

@@ -6,19 +6,25 @@
 //! own: a target keeps getting
 //! requests until its deregistration takes effect, even after its pod is gone — that is the
 //! incident's 502 window.
+//!
+//! With `loadBalancer.readinessGate` the balancer's target health comes back (`GET /targets`,
+//! polled every 100 ms) into the model's pods' gate condition, as the AWS Load Balancer
+//! Controller patches the pod's `target-health` condition from the target group's health.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
 use harness_core::engine::{RunClock, TimeScale};
-use harness_core::measure::{EventKind, LbBucket};
+use harness_core::measure::{EventKind, LbBucket, LbRoutable};
 use harness_core::scenario::model::LoadBalancer;
 use harness_core::workload_args::loadbalancer_args;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use workload_contract::loadbalancer::{ENDPOINTS_PATH, EndpointSet, LbStats, STATS_PATH};
+use workload_contract::loadbalancer::{
+    ENDPOINTS_PATH, EndpointSet, LbStats, RoutableTargets, STATS_PATH, TARGETS_PATH,
+};
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
@@ -27,6 +33,8 @@ use crate::shared::SharedState;
 
 /// How long the balancer may take to print its listening line.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
+/// How often the readiness gate reads the balancer's target health (wall time).
+const GATE_POLL: Duration = Duration::from_millis(100);
 
 /// The running balancer.
 #[derive(Debug)]
@@ -103,6 +111,50 @@ impl LbProcess {
         });
     }
 
+    /// Until `stop` is cancelled, reads the routable targets and sets each pod's readiness
+    /// gate from them (only pods whose containers are ready are asked about; the model
+    /// ignores reports that change nothing). A failed read is noted once per failure streak
+    /// and the gates stay as they were.
+    pub fn follow_targets(&self, shared: SharedState, stop: CancellationToken) {
+        let (client, url) = (
+            self.client.clone(),
+            format!("http://{}{TARGETS_PATH}", self.admin),
+        );
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(GATE_POLL);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut failing = false;
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = ticker.tick() => {}
+                }
+                let read = match client.get(&url).send().await {
+                    Ok(r) => match r.error_for_status() {
+                        Ok(r) => r.json::<RoutableTargets>().await,
+                        Err(e) => Err(e),
+                    },
+                    Err(e) => Err(e),
+                };
+                match read {
+                    Ok(targets) => {
+                        failing = false;
+                        apply_target_health(&shared, &targets);
+                    }
+                    Err(e) if !failing => {
+                        failing = true;
+                        shared.lock().record(vec![EventKind::Note {
+                            message: format!(
+                                "reading the load balancer's target health failed: {e}"
+                            ),
+                        }]);
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+    }
+
     /// The accounting so far.
     pub async fn stats(&self) -> Result<LbStats, LocalError> {
         let url = format!("http://{}{STATS_PATH}", self.admin);
@@ -122,6 +174,23 @@ impl LbProcess {
             .json::<LbStats>()
             .await
             .map_err(|e| admin("decoding the load balancer's accounting", e))
+    }
+}
+
+/// Sets the readiness gate of every pod the balancer is fed (containers ready) from the
+/// routable targets; the pods whose `Ready` changes get their endpoint event in the timeline.
+pub fn apply_target_health(shared: &SharedState, targets: &RoutableTargets) {
+    let mut s = shared.lock();
+    let Some(fed) = s.model.gate_feed() else {
+        return;
+    };
+    let mut events = Vec::new();
+    for pod in fed {
+        let healthy = targets.pods.contains(&pod);
+        events.extend(s.model.set_target_healthy(&pod, healthy));
+    }
+    if !events.is_empty() {
+        s.record(events);
     }
 }
 
@@ -155,6 +224,25 @@ pub fn lb_buckets(stats: &LbStats, clock: &RunClock) -> Vec<LbBucket> {
     out
 }
 
+/// Each pod's joins and leaves of the balancer's routable set on the run's clock, in time
+/// order.
+pub fn lb_routable(stats: &LbStats, clock: &RunClock) -> Vec<LbRoutable> {
+    let epoch = instant_of_unix_us(stats.epoch_unix_us);
+    let mut out: Vec<LbRoutable> = stats
+        .pods
+        .iter()
+        .flat_map(|(pod, pod_stats)| {
+            pod_stats.routable.iter().map(move |change| LbRoutable {
+                pod: pod.clone(),
+                t_s: clock.t_s(epoch + Duration::from_millis(change.at_ms)),
+                routable: change.routable,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    out
+}
+
 /// The instant of the monotonic clock at a wall-clock time (Unix µs).
 fn instant_of_unix_us(unix_us: u64) -> Instant {
     let now = Instant::now();
@@ -173,7 +261,7 @@ fn instant_of_unix_us(unix_us: u64) -> Instant {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use workload_contract::loadbalancer::{Counts, LbErrorReason, PodStats};
+    use workload_contract::loadbalancer::{Counts, LbErrorReason, PodStats, RoutableChange};
 
     #[test]
     fn buckets_land_on_the_run_clock_and_count_each_failure_once() {
@@ -206,5 +294,45 @@ mod tests {
         // Bucket 30 of 100 ms starts 3.0 s after the epoch: 0.5 s after the load start.
         assert!((b.t_s - 0.5).abs() < 0.01, "{}", b.t_s);
         assert_eq!((b.requests, b.failed, b.width_s), (10, 4, 0.1));
+    }
+
+    #[test]
+    fn routable_changes_land_on_the_run_clock_in_time_order() {
+        let clock = RunClock::starting_after(Duration::ZERO, Duration::from_secs(60));
+        let epoch_us = clock.load_start_unix_ms * 1000 - 2_000_000;
+        let change = |at_ms, routable| RoutableChange { at_ms, routable };
+        let stats = LbStats {
+            epoch_unix_us: epoch_us,
+            bucket_ms: 100,
+            pods: BTreeMap::from([
+                (
+                    "pod-1".to_string(),
+                    PodStats {
+                        routable: vec![change(1000, true), change(5000, false)],
+                        ..PodStats::default()
+                    },
+                ),
+                (
+                    "pod-2".to_string(),
+                    PodStats {
+                        routable: vec![change(3000, true)],
+                        ..PodStats::default()
+                    },
+                ),
+            ]),
+            ..LbStats::default()
+        };
+        let got: Vec<(String, i64, bool)> = lb_routable(&stats, &clock)
+            .into_iter()
+            .map(|c| (c.pod, (c.t_s * 10.0).round() as i64, c.routable))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("pod-1".into(), -10, true),
+                ("pod-2".into(), 10, true),
+                ("pod-1".into(), 30, false),
+            ]
+        );
     }
 }

@@ -83,18 +83,24 @@ impl Shared {
         self.publish_endpoints();
     }
 
-    /// Publishes the ready, not terminating pods with an address, if that set changed.
+    /// Publishes the ready, not terminating pods with an address, if that set changed. With
+    /// the load balancer's readiness gate, the pods whose containers are ready: the
+    /// controller registers those while the gate still holds their `Ready` back.
     pub fn publish_endpoints(&self) {
-        let endpoints = self
-            .model
-            .endpoints()
-            .pods()
-            .filter(|p| p.ready && !p.terminating)
-            .filter_map(|p| {
-                self.known_addrs.get(&p.name).map(|addr| Endpoint {
-                    pod: p.name.clone(),
-                    addr: *addr,
-                })
+        let pods: Vec<String> = self.model.gate_feed().unwrap_or_else(|| {
+            self.model
+                .endpoints()
+                .pods()
+                .filter(|p| p.ready && !p.terminating)
+                .map(|p| p.name.clone())
+                .collect()
+        });
+        let endpoints = pods
+            .into_iter()
+            .filter_map(|pod| {
+                self.known_addrs
+                    .get(&pod)
+                    .map(|addr| Endpoint { pod, addr: *addr })
             })
             .collect();
         let set = EndpointSet { endpoints };

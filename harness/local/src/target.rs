@@ -24,7 +24,7 @@ use crate::controllers::{Controllers, run_controllers};
 use crate::ingress::haproxy::find_haproxy;
 use crate::ingress::{IngressFleet, ReplicaAction};
 use crate::kube_proxy::ZoneProxy;
-use crate::lb_sync::{LbProcess, lb_buckets};
+use crate::lb_sync::{LbProcess, lb_buckets, lb_routable};
 use crate::load::{
     GeneratorAddrs, LoadgenMetrics, RunningGenerator, lock_generators, metrics_addrs, push_metrics,
 };
@@ -209,6 +209,9 @@ impl Target for LocalTarget {
                     .map_err(|e| TargetError::new("starting the load balancer", e))?;
                 let endpoints = shared.lock().endpoints.subscribe();
                 lb.feed(endpoints, shared.clone(), stop.clone());
+                if spec.readiness_gate {
+                    lb.follow_targets(shared.clone(), stop.clone());
+                }
                 Some(lb)
             }
             None => None,
@@ -256,9 +259,12 @@ impl Target for LocalTarget {
         // Start-up, then the probes until ready, then two periods of slack and 20 s for slow
         // machines.
         let probe = scenario.service.readiness_probe;
+        // With the load balancer's readiness gate also the registration
+        // (`harness_core::engine::plan::gate_after`).
         let to_ready = scenario.service.startup.latency
             + probe.timing().ready_after(probe.success_threshold)
-            + probe.period * 2;
+            + probe.period * 2
+            + harness_core::engine::plan::gate_after(&scenario);
         let limit = Duration::from_secs(20) + ctx.time_scale.wall(to_ready);
         let outcome = match outcome {
             Ok(()) => run.wait_all_ready(limit).await,
@@ -567,15 +573,15 @@ impl Target for LocalTarget {
                 LocalError::Generators { failures },
             ));
         }
-        let lb = match &run.lb {
+        let (lb, lb_routable) = match &run.lb {
             Some(lb) => {
                 let stats = lb
                     .stats()
                     .await
                     .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
-                lb_buckets(&stats, &clock)
+                (lb_buckets(&stats, &clock), lb_routable(&stats, &clock))
             }
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         Ok(RunData {
             load_started_unix_ms: clock.load_start_unix_ms,
@@ -584,6 +590,7 @@ impl Target for LocalTarget {
             pods,
             events,
             lb,
+            lb_routable,
         })
     }
 

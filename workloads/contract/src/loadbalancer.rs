@@ -1,7 +1,9 @@
 //! The ALB-like load balancer (`workloads/loadbalancer`): the arguments it is started with
 //! ([`LoadBalancerArgs`]), the endpoint set its admin API takes ([`EndpointSet`], `PUT
 //! /endpoints`: the Service's ready endpoints, what an EndpointSlice watch would give it), and
-//! its accounting ([`LbStats`], `GET /stats`), which the harness turns into per-pod buckets.
+//! its accounting ([`LbStats`], `GET /stats`), which the harness turns into per-pod buckets,
+//! and the targets it routes to now ([`RoutableTargets`], `GET /targets`), which a readiness
+//! gate follows.
 //!
 //! Accounting: every request that got a target is counted once in `sent` when the balancer
 //! picks the target, and once more, when it is known, by its outcome: the status the client
@@ -24,6 +26,16 @@ use crate::flags::duration_flag;
 pub const ENDPOINTS_PATH: &str = "/endpoints";
 /// `GET` the [`LbStats`] here on the admin port (JSON).
 pub const STATS_PATH: &str = "/stats";
+/// `GET` the [`RoutableTargets`] here on the admin port (JSON): the target health a readiness
+/// gate follows (what an ALB's DescribeTargetHealth gives the AWS Load Balancer Controller).
+pub const TARGETS_PATH: &str = "/targets";
+
+/// The pods the balancer routes new requests to now: its healthy targets (or, fail-open,
+/// every registered one when all are unhealthy), sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutableTargets {
+    pub pods: Vec<String>,
+}
 
 /// A ready endpoint of the Service: the pod and the address its target points at (IP mode).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

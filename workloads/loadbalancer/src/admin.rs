@@ -1,6 +1,7 @@
 //! The admin listener: `PUT /endpoints` takes the Service's ready endpoints (the workload
 //! contract's `EndpointSet` as JSON) and hands them to the controller; `GET /endpoints` shows
-//! the last set; `GET /stats` is the accounting (`LbStats` as JSON); `GET /metrics` the same
+//! the last set; `GET /stats` is the accounting (`LbStats` as JSON); `GET /targets` the pods
+//! routable now (`RoutableTargets`, what a readiness gate follows); `GET /metrics` the same
 //! in OpenMetrics text; `/healthz` answers 200.
 
 use std::convert::Infallible;
@@ -18,7 +19,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
-use workload_contract::loadbalancer::{ENDPOINTS_PATH, EndpointSet, LbStats, STATS_PATH};
+use workload_contract::loadbalancer::{
+    ENDPOINTS_PATH, EndpointSet, LbStats, RoutableTargets, STATS_PATH, TARGETS_PATH,
+};
 
 use crate::proxy::LoadBalancer;
 
@@ -54,6 +57,17 @@ impl Admin {
             (Method::PUT, ENDPOINTS_PATH) => self.put_endpoints(req).await,
             (Method::GET, ENDPOINTS_PATH) => json(&*self.inner.feed.borrow()),
             (Method::GET, STATS_PATH) => json(&self.inner.proxy.snapshot()),
+            (Method::GET, TARGETS_PATH) => {
+                let mut pods: Vec<String> = self
+                    .inner
+                    .proxy
+                    .targets()
+                    .into_iter()
+                    .map(|t| t.pod)
+                    .collect();
+                pods.sort();
+                json(&RoutableTargets { pods })
+            }
             (Method::GET, "/metrics") => {
                 let mut resp = Response::new(Full::new(Bytes::from(render(
                     &self.inner.proxy.snapshot(),

@@ -24,7 +24,7 @@ pub struct Cli {
     /// printed on stdout as `listening http=ADDR admin=ADDR`).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Address of the admin listener: PUT/GET /endpoints, GET /stats, /metrics, /healthz.
+    /// Address of the admin listener: PUT/GET /endpoints, GET /stats, GET /targets, /metrics, /healthz.
     #[arg(long, default_value = "127.0.0.1:9901")]
     pub admin_listen: SocketAddr,
     /// From an endpoint turning ready to its target's registration (the controller's lag).

@@ -12,8 +12,9 @@
 //!
 //! The endpoints are fed through the admin API ([`admin`], `PUT /endpoints` with the workload
 //! contract's `EndpointSet`): by the harness on the local target, by an EndpointSlice watch in
-//! a cluster. The accounting is read back with `GET /stats`. The binary ([`cli`]) wires it
-//! together: `loadbalancer --listen ADDR --admin-listen ADDR --deregistration-lag 20s ...`.
+//! a cluster. The accounting is read back with `GET /stats`, the routable targets with
+//! `GET /targets`. The binary ([`cli`]) wires it together: `loadbalancer --listen ADDR
+//! --admin-listen ADDR --deregistration-lag 20s ...`.
 
 pub mod admin;
 pub mod cli;

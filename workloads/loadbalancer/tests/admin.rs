@@ -15,7 +15,7 @@ use loadbalancer::cli::Cli;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats};
+use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats, RoutableTargets};
 
 /// A pod: `/` answers its name, `/readyz` answers `ready` (200 or 503).
 async fn pod(name: &'static str, ready: bool) -> SocketAddr {
@@ -88,6 +88,13 @@ async fn put_endpoints(admin: SocketAddr, pods: &[(&str, SocketAddr)]) {
     assert_eq!(status, 204, "{body}");
 }
 
+/// `GET /targets`: the pods routable now.
+async fn routable(admin: SocketAddr) -> Vec<String> {
+    let (status, body) = request(admin, "GET", "/targets", String::new()).await;
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<RoutableTargets>(&body).unwrap().pods
+}
+
 /// Polls `GET /` until it answers `want` (bounded); returns how long that took.
 async fn until_answer(lb: SocketAddr, want: (u16, &str)) -> Duration {
     let started = Instant::now();
@@ -146,8 +153,10 @@ async fn fed_endpoints_register_and_deregister_after_their_lags() {
 
     put_endpoints(lb.admin, &[("pod-a", a)]).await;
     assert_eq!(get(lb.addr).await.0, 503, "within the registration lag");
+    assert!(routable(lb.admin).await.is_empty());
     let registered = until_answer(lb.addr, (200, "pod-a")).await;
     assert!(registered >= Duration::from_millis(250), "{registered:?}");
+    assert_eq!(routable(lb.admin).await, vec!["pod-a"]);
 
     put_endpoints(lb.admin, &[]).await;
     assert_eq!(
@@ -156,6 +165,7 @@ async fn fed_endpoints_register_and_deregister_after_their_lags() {
         "the removed endpoint still gets requests until its deregistration"
     );
     let deregistered = until_answer(lb.addr, (503, "")).await;
+    assert!(routable(lb.admin).await.is_empty());
     assert!(
         deregistered >= Duration::from_millis(350),
         "{deregistered:?}"
@@ -219,5 +229,10 @@ async fn a_target_failing_its_health_checks_gets_no_requests() {
     for _ in 0..20 {
         assert_eq!(get(lb.addr).await, (200, "pod-a".to_string()));
     }
+    assert_eq!(
+        routable(lb.admin).await,
+        vec!["pod-a"],
+        "pod-b is unhealthy"
+    );
     lb.stop.cancel();
 }

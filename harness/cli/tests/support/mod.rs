@@ -32,10 +32,16 @@ pub fn require_workload_bins() {
 
 /// Runs `scenarios/<file>` with `variant` to completion; returns the exit code.
 pub fn run_variant(file: &str, variant: &str, out: &Path) -> i32 {
+    run_variant_with(file, variant, &[], out)
+}
+
+/// [`run_variant`] with `--set` overrides (`PATH=VALUE` each).
+pub fn run_variant_with(file: &str, variant: &str, sets: &[&str], out: &Path) -> i32 {
     require_workload_bins();
     let status = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["run", &format!("scenarios/{file}"), "--variant", variant])
         .args(["--seed", "7"])
+        .args(sets.iter().flat_map(|set| ["--set", set]))
         .arg("--out")
         .arg(out)
         .current_dir(workspace_root())

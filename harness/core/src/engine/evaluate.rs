@@ -33,6 +33,7 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
         Metric::ReadinessFlips => measure::readiness_flips(run, window),
         Metric::IngressRestarts => measure::ingress_restarts(run, window),
         Metric::PodLatencyP90 => measure::pod_latency_p90_max(run, window),
+        Metric::MinRoutableTargets => measure::min_routable_targets(run, window),
     }
 }
 

@@ -157,10 +157,30 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
 }
 
 /// From a pod's creation to its readiness when its probes pass: the start-up latency, then
-/// the probe runs up to `successThreshold` passes.
+/// the probe runs up to `successThreshold` passes; with the load balancer's readiness gate
+/// also its registration ([`gate_after`]).
 pub fn pod_ready_after(scenario: &Scenario) -> Duration {
     let probe = scenario.service.readiness_probe;
-    scenario.service.startup.latency + probe.timing().ready_after(probe.success_threshold)
+    scenario.service.startup.latency
+        + probe.timing().ready_after(probe.success_threshold)
+        + gate_after(scenario)
+}
+
+/// With `loadBalancer.readinessGate`: from the containers' readiness to the target's health,
+/// the registration lag plus, with health checks, up to one interval until the first check
+/// passes (the load balancer's target group takes one passed check for a new target).
+/// Zero without the gate.
+pub fn gate_after(scenario: &Scenario) -> Duration {
+    match &scenario.load_balancer {
+        Some(lb) if lb.readiness_gate => {
+            lb.registration_lag
+                + lb.health_check
+                    .as_ref()
+                    .map(|h| h.interval)
+                    .unwrap_or_default()
+        }
+        _ => Duration::ZERO,
+    }
 }
 
 /// What settling one step produced.
@@ -209,6 +229,8 @@ fn settle(
                 model.set_time(now);
                 for pod in pending.drain(..) {
                     events.extend(model.set_pod_ready(&pod, true));
+                    // With the gate, `ready_after` includes the registration.
+                    events.extend(model.set_target_healthy(&pod, true));
                 }
                 now += model.min_ready();
             }

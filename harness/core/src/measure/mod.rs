@@ -11,6 +11,7 @@ mod metrics;
 mod removal;
 pub mod run_data;
 mod skew;
+mod targets;
 
 pub use ingress::*;
 pub use lifecycle::*;
@@ -18,6 +19,7 @@ pub use metrics::*;
 pub use removal::*;
 pub use run_data::*;
 pub use skew::*;
+pub use targets::*;
 
 /// A half-open interval of the run, in seconds from the load start. Per-second data is
 /// counted when its second starts inside the window.

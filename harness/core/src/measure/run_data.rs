@@ -23,6 +23,18 @@ pub struct RunData {
     /// Requests the load balancer sent to each pod, in short time buckets (empty without one).
     #[serde(default)]
     pub lb: Vec<LbBucket>,
+    /// When each pod joined or left the load balancer's routable targets, in time order
+    /// (empty without one).
+    #[serde(default)]
+    pub lb_routable: Vec<LbRoutable>,
+}
+
+/// A pod became routable at the load balancer (its target healthy) or stopped being so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LbRoutable {
+    pub pod: String,
+    pub t_s: f64,
+    pub routable: bool,
 }
 
 /// Requests a load balancer sent to one pod during `[t_s, t_s + width_s)`.

@@ -383,7 +383,8 @@ impl Metric {
             | Metric::MaxReplicas
             | Metric::MinReplicas
             | Metric::ReadinessFlips
-            | Metric::IngressRestarts => MetricKind::Count,
+            | Metric::IngressRestarts
+            | Metric::MinRoutableTargets => MetricKind::Count,
             Metric::LatencyP99
             | Metric::PodLatencyP90
             | Metric::RolloutDuration
@@ -416,6 +417,7 @@ impl Metric {
             Metric::ReadinessFlips => "readinessFlips",
             Metric::IngressRestarts => "ingressRestarts",
             Metric::PodLatencyP90 => "podLatencyP90",
+            Metric::MinRoutableTargets => "minRoutableTargets",
         }
     }
 }

@@ -335,6 +335,7 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         pods,
         events,
         lb: Vec::new(),
+        lb_routable: Vec::new(),
     })
 }
 

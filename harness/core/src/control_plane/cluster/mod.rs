@@ -15,12 +15,21 @@
 //!   reports its processes gone ([`ClusterModel::pod_gone`]); how it terminates (preStop, grace
 //!   period) comes from its revision;
 //! - a rollout creates a new revision and is driven by the ported rolling-update controller
-//!   (`kube_model::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time.
+//!   (`kube_model::workloads::rollout`), one [`ClusterModel::rollout_step`] at a time;
+//! - with `loadBalancer.readinessGate` every pod carries a readiness gate: the kubelet's
+//!   `Ready` condition is its containers' readiness AND every gate condition True
+//!   (`pkg/kubelet/status/generate.go`, GeneratePodReadyCondition, release-1.34), and
+//!   `Ready` is what the Deployment controller counts as available (IsPodReady /
+//!   IsPodAvailable of `pkg/api/v1/pod/util.go`) and what the EndpointSlice controller marks
+//!   as a ready endpoint. The probe sets the containers' readiness
+//!   ([`ClusterModel::set_pod_ready`]), the load balancer the gate
+//!   ([`ClusterModel::set_target_healthy`]); see `gate`.
 
+mod gate;
 mod kill;
 mod rollout;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use std::time::Duration;
 
@@ -93,6 +102,12 @@ pub struct ClusterModel {
     desired: u32,
     /// The rollout in progress: (revision, started at).
     rollout: Option<(u32, Duration)>,
+    /// Pods carry the load balancer's readiness gate.
+    readiness_gate: bool,
+    /// With the gate: pods whose containers passed their readiness probe.
+    containers_ready: BTreeSet<String>,
+    /// With the gate: pods whose gate condition is True (their target is healthy).
+    gate_passed: BTreeSet<String>,
 }
 
 /// The routing mode as the Service object would carry it.
@@ -162,6 +177,12 @@ impl ClusterModel {
             strategy: scenario.service.rollout,
             desired: scenario.service.replicas,
             rollout: None,
+            readiness_gate: scenario
+                .load_balancer
+                .as_ref()
+                .is_some_and(|lb| lb.readiness_gate),
+            containers_ready: BTreeSet::new(),
+            gate_passed: BTreeSet::new(),
         }
     }
 
@@ -247,11 +268,20 @@ impl ClusterModel {
         Ok(applied)
     }
 
-    /// A pod's readiness as probed.
+    /// A pod's containers' readiness as probed. Without a readiness gate that is the pod's
+    /// `Ready` condition; with one, `Ready` also needs the gate ([`Self::set_target_healthy`]).
     pub fn set_pod_ready(&mut self, pod: &str, ready: bool) -> Vec<EventKind> {
         if self.endpoints.pod(pod).is_some_and(|p| p.terminating) {
             return Vec::new();
         }
+        if self.readiness_gate {
+            return self.set_containers_ready(pod, ready);
+        }
+        self.set_ready_condition(pod, ready)
+    }
+
+    /// Sets the pod's `Ready` condition (what endpoints and the rollout see).
+    fn set_ready_condition(&mut self, pod: &str, ready: bool) -> Vec<EventKind> {
         if ready {
             self.ready_since.entry(pod.to_owned()).or_insert(self.now);
         } else {
@@ -297,6 +327,8 @@ impl ClusterModel {
                 ..record
             }));
             self.ready_since.remove(pod);
+            self.containers_ready.remove(pod);
+            self.gate_passed.remove(pod);
             let termination = self.revision_of(pod).termination.clone();
             applied.pod_ops.push(PodOp::Stop {
                 pod: pod.clone(),

@@ -112,6 +112,11 @@ fn missing_side(metric: Metric, sides: &Sides) -> Option<String> {
             "rolloutDuration is measured from a `rollout` timeline action, but the timeline has none"
                 .to_owned(),
         ),
+        Metric::MinRoutableTargets if !sides.load_balancer => Some(
+            "minRoutableTargets counts the load balancer's routable targets, but there is no \
+             top-level `loadBalancer`; add one"
+                .to_owned(),
+        ),
         Metric::RequestsAfterRemoval | Metric::TerminationErrorRate if !sides.load_balancer => {
             Some(format!(
                 "{name} is measured by the load balancer (only it knows which pod every request \

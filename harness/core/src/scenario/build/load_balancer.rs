@@ -29,5 +29,6 @@ pub(super) fn build(spec: &LoadBalancerSpec, problems: &mut Problems<'_>) -> Loa
         deregistration_lag,
         deregistration_delay,
         health_check,
+        readiness_gate: spec.readiness_gate,
     }
 }

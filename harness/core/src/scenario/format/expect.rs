@@ -18,10 +18,10 @@ pub struct ExpectationSpec {
     /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1
     /// (or a percentage such as `"1%"`),
     /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
-    /// `requestsAfterRemoval`, `maxReplicas`, `minReplicas`, `readinessFlips` and
-    /// `ingressRestarts` a whole number, `positionRankCorrelation` a number from -1 to 1,
-    /// `latencyP99`, `podLatencyP90`, `rolloutDuration` and `timeToScaleUp` a duration such as
-    /// `"500ms"`.
+    /// `requestsAfterRemoval`, `maxReplicas`, `minReplicas`, `readinessFlips`,
+    /// `ingressRestarts` and `minRoutableTargets` a whole number, `positionRankCorrelation` a
+    /// number from -1 to 1, `latencyP99`, `podLatencyP90`, `rolloutDuration` and
+    /// `timeToScaleUp` a duration such as `"500ms"`.
     #[serde(default)]
     pub max: Option<ThresholdText>,
     /// The smallest acceptable value, written as for `max`.
@@ -101,4 +101,7 @@ pub enum MetricName {
     IngressRestarts,
     /// The worst pod's p90 latency (each pod's p90 over the whole run, as its callers saw it).
     PodLatencyP90,
+    /// The fewest targets the load balancer could route new requests to (healthy, or all
+    /// registered ones when every one is unhealthy) at any instant of the window.
+    MinRoutableTargets,
 }

@@ -27,6 +27,13 @@ pub struct LoadBalancerSpec {
     /// target receives traffic until it is deregistered.
     #[serde(default)]
     pub health_check: Option<HealthCheckSpec>,
+    /// Gives each pod a readiness gate for its target (as the AWS Load Balancer Controller
+    /// injects `target-health.elbv2.k8s.aws/<target group>`): a pod turns Ready only once the
+    /// load balancer has its target healthy, so a rollout waits for registration before it
+    /// deletes old pods. It does not delay the deregistration of terminating pods (that still
+    /// needs a preStop sleep or an in-app drain).
+    #[serde(default)]
+    pub readiness_gate: bool,
 }
 
 /// The target group's health check (an HTTP GET on each target).

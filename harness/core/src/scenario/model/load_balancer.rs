@@ -15,6 +15,10 @@ pub struct LoadBalancer {
     pub deregistration_delay: Duration,
     /// `None`: no health checks; a registered target gets traffic until deregistered.
     pub health_check: Option<HealthCheck>,
+    /// Pods carry a readiness gate the load balancer sets once their target is healthy: a
+    /// pod is Ready (an available replica, a ready endpoint) only with its containers ready
+    /// and its target healthy.
+    pub readiness_gate: bool,
 }
 
 /// The load balancer's HTTP health check of each target.
