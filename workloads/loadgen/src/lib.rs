@@ -31,6 +31,7 @@ pub mod cli;
 mod client;
 pub mod config;
 mod error;
+mod keepalive;
 mod merge;
 pub mod metrics;
 pub mod profile;
@@ -40,6 +41,7 @@ mod runner;
 mod scheduler;
 mod sse;
 pub mod text;
+mod wire;
 mod worker;
 
 pub use config::{ConnectionModel, Origin, RateSpec, RunConfig};
