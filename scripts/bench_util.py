@@ -347,12 +347,15 @@ def _oha(prefix: Path) -> dict:
     rep = json.loads(prefix.with_suffix(".oha").read_text())
     summary = rep.get("summary") or {}
     codes = {str(k): int(v) for k, v in (rep.get("statusCodeDistribution") or {}).items()}
-    errors = sum(int(v) for v in (rep.get("errorDistribution") or {}).values())
+    errs = {k: int(v) for k, v in (rep.get("errorDistribution") or {}).items()}
+    # Requests still in flight when -z ran out: attempted, but not failures.
+    cut = sum(v for k, v in errs.items() if "aborted due to deadline" in k)
+    errors = sum(errs.values()) - cut
     responses = sum(codes.values())
     wall = summary.get("total")
     row: dict = {
         "responses": responses,
-        "requests": responses + errors,
+        "requests": responses + errors + cut,
         "errors": errors,
         "non_2xx": sum(v for k, v in codes.items() if not k.startswith("2")),
         "rps": responses / wall if wall else summary.get("requestsPerSec"),
