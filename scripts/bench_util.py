@@ -651,7 +651,9 @@ def figures_table(res: dict) -> str:
         ),
         (
             f"2. loadgen CPU per request ÷ oha's at {kilo(s['cpu_rps'])} rps (oha `--latency-correction`)",
-            f(f2.get("ratio_vs_oha"), 2) if f2.get("oha_cpu_us_per_request_median") else "not measured (oha not installed)",
+            ratio_cell(f2.get("ratio_vs_oha"), None)
+            if f2.get("oha_cpu_us_per_request_median")
+            else "not measured (oha not installed)",
             f"oha {f(f2.get('oha_cpu_us_per_request_median'), 1, ' µs')} per request at "
             f"{kilo(f2.get('oha_rps_median'))} rps; nginx {pct(f2.get('oha_server_cpu_median'))}",
         ),
