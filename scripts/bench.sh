@@ -5,6 +5,13 @@
 # Writes results/bench/<date>.md and results/bench/<date>.json and replaces the "## Benchmarks"
 # section of README.md (only that section). See results/bench/README.md for the method.
 #
+# Every run records who was busy: each server process's CPU share over the run's window (utime +
+# stime from /proc/PID/stat, children included, before and after) and the generator's (its
+# rusage), and the 1-minute load average before and after. A ratio taken while the server used
+# >= 90 % of its core is reported as server-bound, not as a result. oha (a second anchor next to
+# wrk) is installed here with `cargo install oha` when it is missing — in the bench only, never
+# in CI; if that fails its figures say "not measured".
+#
 # The machine is small and shared (2 cores, noisy), so every figure is the MEDIAN over interleaved
 # rounds (each round runs every contender once, the order alternating between rounds), with the
 # servers pinned to one core and the generator to the other (taskset). Everything binds
@@ -16,7 +23,9 @@
 # BENCH_STALL_RPS (2000), BENCH_SSE_STEPS ("1000 5000 9000"), BENCH_CONNECTIONS (64),
 # BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1), BENCH_OUT (results/bench),
 # BENCH_README (README.md; empty: leave it alone), BENCH_SKIP_INSTALL=1, BENCH_SKIP_BUILD=1,
-# BENCH_KEEP_TMP=1 (keep the raw reports and logs).
+# BENCH_KEEP_TMP=1 (keep the raw reports and logs), BENCH_OHA (path of an oha binary; default:
+# `oha` on PATH, else `cargo install oha` into BENCH_OHA_ROOT, default target/bench-tools),
+# BENCH_SKIP_OHA=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -87,6 +96,28 @@ install_tools() {
         "${pkgs[@]}" >&2 || rc=$?
     ((added_policy)) && "${sudo[@]}" rm -f "$policy"
     ((rc == 0)) || die "apt-get install ${pkgs[*]} failed"
+}
+
+# oha: a second anchor. Installed from crates.io by the bench only (never by CI); optional.
+OHA=""
+install_oha() {
+    [[ ${BENCH_SKIP_OHA:-0} == 1 ]] && return 0
+    if [[ -n ${BENCH_OHA:-} ]]; then
+        OHA=$BENCH_OHA
+    elif command -v oha >/dev/null; then
+        OHA=$(command -v oha)
+    else
+        local root=${BENCH_OHA_ROOT:-$ROOT/target/bench-tools}
+        if [[ ! -x $root/bin/oha ]]; then
+            log "installing oha (cargo install oha --locked) into $root"
+            CARGO_TARGET_DIR=$root/build cargo install oha --locked --root "$root" >&2 ||
+                log "warning: cargo install oha failed: oha figures will say 'not measured'"
+            rm -rf "$root/build"
+        fi
+        [[ -x $root/bin/oha ]] && OHA=$root/bin/oha
+    fi
+    [[ -n $OHA ]] && log "oha: $("$OHA" --version 2>/dev/null | head -1)"
+    return 0
 }
 
 NGINX=""
@@ -223,6 +254,7 @@ http {
 }
 EOF
     start nginx "$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf"
+    NGINX_PID=$LAST_PID
     NGINX_ADDR=127.0.0.1:$port
     PY wait-port "$NGINX_ADDR" 10 || die "nginx did not start: $(tail -5 "$TMP/nginx.log" "$TMP/nginx/error.log")"
 }
@@ -255,6 +287,7 @@ backend be
 EOF
     "$HAPROXY" -c -q -f "$TMP/haproxy.cfg" >&2 || die "haproxy config invalid"
     start haproxy "$HAPROXY" -db -f "$TMP/haproxy.cfg"
+    HAPROXY_PID=$LAST_PID
     HAPROXY_ADDR=127.0.0.1:$port
     PY wait-port "$HAPROXY_ADDR" 10 || die "haproxy did not start: $(tail -5 "$TMP/haproxy.log")"
 }
@@ -262,12 +295,16 @@ EOF
 # ---------------------------------------------------------------------------------------------
 # Generators, on the client core. CPU time (user, sys, wall) goes to a .time file.
 # ---------------------------------------------------------------------------------------------
+# The servers of the current section, NAME=PID: each run records their CPU share.
+SERVERS=()
 # run_gen TIMEFILE LOGFILE CMD...: CMD on the client core, in the background so that a signal to
-# this script is handled at once (the exit trap stops it); its CPU time goes to TIMEFILE.
+# this script is handled at once (the exit trap stops it); its CPU time goes to TIMEFILE, the
+# servers' CPU ticks and the load average before and after to TIMEFILE's .cpu0 / .cpu1.
 run_gen() {
     local tf=$1 lf=$2
     shift 2
-    python3 "$ROOT/scripts/bench_util.py" rusage "$tf" -- taskset -c "$CLIENT_CPU" "$@" >"$lf" 2>&1 &
+    python3 "$ROOT/scripts/bench_util.py" rusage --servers "${SERVERS[*]}" "$tf" -- \
+        taskset -c "$CLIENT_CPU" "$@" >"$lf" 2>&1 &
     local pid=$! rc=0
     PIDS+=("$pid")
     wait "$pid" || rc=$?
@@ -293,6 +330,15 @@ wrk_run() {
         die "wrk failed ($out): $(tail -5 "$out.wrk")"
 }
 
+# oha_run OUT_PREFIX URL SECONDS [extra args]: OUT_PREFIX.oha (oha's JSON), .time
+oha_run() {
+    local out=$1 url=$2 secs=$3
+    shift 3
+    mkdir -p "$(dirname "$out")"
+    run_gen "$out.time" "$out.oha" "$OHA" -z "${secs}s" -c "$CONNS" --no-tui --output-format json \
+        "$@" "$url" || die "oha failed ($out): $(tail -5 "$out.oha")"
+}
+
 # Contenders in round R: as given in odd rounds, reversed in even ones.
 order() {
     local r=$1
@@ -311,6 +357,7 @@ main() {
     local started_s=$SECONDS
     install_tools
     find_tools
+    install_oha
     (($(nproc) >= 2)) || log "warning: fewer than 2 cores; server and generator share one"
 
     # SSE streams need 2 descriptors each in the sidecar.
@@ -339,29 +386,40 @@ main() {
         --stall-closed-s "$STALL_CLOSED_S" --stall-rps "$STALL_RPS" --sse-steps "$SSE_STEPS" \
         --connections "$CONNS" --proxy-limit "$PROXY_LIMIT" --cpu-rps "$CPU_RPS" \
         --fixed-rates "${FIXED_RATES[*]}" --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" \
-        --nginx "$NGINX" --haproxy "$HAPROXY"
+        --nginx "$NGINX" --haproxy "$HAPROXY" --oha "${OHA:-}"
 
     local r c rate
     # --- 1 and 2: loadgen vs wrk against nginx; loadgen CPU per request at a fixed rate ------
     start_nginx
+    SERVERS=("nginx=$NGINX_PID")
     log "nginx at $NGINX_ADDR"
     # Warm-up (not recorded).
     taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s "http://$NGINX_ADDR/" >/dev/null 2>&1 || true
+    local f1=(wrk loadgen) f2=(loadgen)
+    [[ -n $OHA ]] && f1=(wrk oha loadgen) && f2=(loadgen oha)
     for ((r = 1; r <= ROUNDS; r++)); do
-        for c in $(order "$r" wrk loadgen); do
+        for c in $(order "$r" "${f1[@]}"); do
             log "1/5 max rps vs nginx: round $r/$ROUNDS $c"
             case $c in
             wrk) wrk_run "$RAW/f1/wrk/r$r" "http://$NGINX_ADDR/" "$RUN_S" ;;
+            oha) oha_run "$RAW/f1/oha/r$r" "http://$NGINX_ADDR/" "$RUN_S" ;;
             loadgen) loadgen_run "$RAW/f1/loadgen/r$r" "http://$NGINX_ADDR/" max "$RUN_S" ;;
             esac
         done
-        log "2/5 CPU per request at $CPU_RPS rps: round $r/$ROUNDS"
-        loadgen_run "$RAW/f2/loadgen/r$r" "http://$NGINX_ADDR/" "$CPU_RPS" "$CPU_S"
+        for c in $(order "$r" "${f2[@]}"); do
+            log "2/5 CPU per request at $CPU_RPS rps: round $r/$ROUNDS $c"
+            case $c in
+            loadgen) loadgen_run "$RAW/f2/loadgen/r$r" "http://$NGINX_ADDR/" "$CPU_RPS" "$CPU_S" ;;
+            oha) oha_run "$RAW/f2/oha/r$r" "http://$NGINX_ADDR/" "$CPU_S" -q "$CPU_RPS" --latency-correction ;;
+            esac
+        done
     done
     stop_all
+    SERVERS=()
 
     # --- 3: coordinated omission: 1 s stall every 10 s --------------------------------------
     start stall "$BIN/examples/stall_server" 127.0.0.1:0 10s 1s
+    SERVERS=("stall=$LAST_PID")
     wait_listening stall "$LAST_PID"
     local stall_addr
     stall_addr=$(addr_of stall http)
@@ -379,9 +437,10 @@ main() {
 
     # --- 4: sidecar vs HAProxy, 32 in flight, in front of flagsvc -----------------------------
     start_flagsvc flagsvc
-    local up=$FLAGSVC_ADDR
+    local up=$FLAGSVC_ADDR flagsvc_pid=$LAST_PID
     start_sidecar sidecar "$up" --max-concurrency "$PROXY_LIMIT" --queue-size 4096 --queue-timeout 5s
     start_haproxy "$up"
+    SERVERS=("flagsvc=$flagsvc_pid" "sidecar=$SIDECAR_PID" "haproxy=$HAPROXY_PID")
     log "flagsvc $up, sidecar $SIDECAR_ADDR, haproxy $HAPROXY_ADDR"
     declare -A target=(
         [direct]="http://$up/flags/bench"
@@ -404,6 +463,7 @@ main() {
         done
     done
     stop_all
+    SERVERS=()
 
     # --- 5: SSE streams held through the sidecar ------------------------------------------------
     local nofile max_streams n

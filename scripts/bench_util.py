@@ -6,7 +6,10 @@ Subcommands:
   wait-port HOST:PORT SECONDS   wait until a TCP connect succeeds (exit 1 on timeout)
   metric URL NAME               print the value of an unlabelled Prometheus sample
   write-json FILE k=v ...       write a flat JSON object (numbers where they parse)
-  rusage FILE -- CMD ...        run CMD, write its "user sys wall" seconds to FILE
+  rusage [--servers "NAME=PID ..."] FILE -- CMD ...
+                                run CMD, write its "user sys wall" seconds to FILE and the
+                                servers' CPU ticks and load average before/after to FILE.cpu0/1
+  snapshot FILE NAME=PID ...    CPU ticks of each process (and its children) and the load average
   meta --out FILE ...           machine, tools and settings of this run
   report --raw DIR --out-dir DIR --readme FILE
                                 medians over the rounds -> <date>.json, <date>.md, README section
@@ -78,6 +81,9 @@ def cmd_rusage(args) -> int:
     import signal
 
     cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
+    servers = args.servers.split()
+    # The servers' CPU and the load over exactly the generator's window: FILE's .cpu0 / .cpu1.
+    before = _snapshot(servers)
     start = time.monotonic()
     child = subprocess.Popen(cmd)
     state = {"deadline": None}
@@ -105,8 +111,47 @@ def cmd_rusage(args) -> int:
             state["deadline"] = None
         time.sleep(0.05)
     wall = time.monotonic() - start
+    after = _snapshot(servers)
+    stem = Path(args.file).with_suffix("")
+    stem.with_suffix(".cpu0").write_text(json.dumps(before) + "\n")
+    stem.with_suffix(".cpu1").write_text(json.dumps(after) + "\n")
     Path(args.file).write_text(f"{ru.ru_utime:.3f} {ru.ru_stime:.3f} {wall:.3f}\n")
     return os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+
+
+def _ticks(pid: int) -> int:
+    """utime + stime of PID and, recursively, its children (nginx's worker, for example)."""
+    total = 0
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5)
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += _ticks(int(child))
+    except (OSError, ValueError):
+        pass
+    return total
+
+
+def _snapshot(pairs) -> dict:
+    """{t, loadavg, clk_tck, ticks: {name: utime+stime}} for NAME=PID pairs."""
+    ticks = {}
+    for pair in pairs:
+        name, _, pid = pair.partition("=")
+        if pid.isdigit():
+            ticks[name] = ticks.get(name, 0) + _ticks(int(pid))
+    return {
+        "t": time.monotonic(),
+        "loadavg": os.getloadavg(),
+        "clk_tck": os.sysconf("SC_CLK_TCK"),
+        "ticks": ticks,
+    }
+
+
+def cmd_snapshot(args) -> int:
+    Path(args.file).write_text(json.dumps(_snapshot(args.pairs)) + "\n")
+    return 0
 
 
 def _number(v: str):
@@ -182,6 +227,7 @@ def cmd_meta(args) -> int:
             "wrk": _version(["wrk", "-v"], r"wrk \S+"),
             "nginx": _version([args.nginx, "-v"], r"nginx/\S+"),
             "haproxy": _version([args.haproxy, "-v"], r"HAProxy version \S+"),
+            "oha": _version([args.oha, "--version"], r"oha \S+") if args.oha else "oha not installed",
         },
         "settings": {
             "rounds": args.rounds,
@@ -213,12 +259,33 @@ def _rounds(d: Path, suffix: str) -> list[Path]:
     return sorted(files, key=lambda p: int(p.name[1 : -len(suffix)]))
 
 
-def _time(prefix: Path) -> dict:
+def _shares(prefix: Path) -> dict:
+    """Each server's CPU share (1.0 = one core busy) over the run's window, and the machine's
+    load average before and after it, from the .cpu0/.cpu1 snapshots around the generator."""
     try:
-        user, sys_, real = (float(x) for x in prefix.with_suffix(".time").read_text().split()[-3:])
-        return {"cpu_user_s": user, "cpu_sys_s": sys_, "wall_s": real}
+        a = json.loads(prefix.with_suffix(".cpu0").read_text())
+        b = json.loads(prefix.with_suffix(".cpu1").read_text())
     except (OSError, ValueError):
         return {}
+    dt_s = b["t"] - a["t"]
+    if dt_s <= 0:
+        return {}
+    share = {
+        name: (b["ticks"].get(name, 0) - a["ticks"][name]) / a["clk_tck"] / dt_s for name in a["ticks"]
+    }
+    return {"server_cpu": share, "load_before": a["loadavg"][0], "load_after": b["loadavg"][0]}
+
+
+def _time(prefix: Path) -> dict:
+    out = _shares(prefix)
+    try:
+        user, sys_, real = (float(x) for x in prefix.with_suffix(".time").read_text().split()[-3:])
+        out.update({"cpu_user_s": user, "cpu_sys_s": sys_, "wall_s": real})
+        if real > 0:
+            out["gen_cpu"] = (user + sys_) / real
+    except (OSError, ValueError):
+        pass
+    return out
 
 
 def _loadgen(prefix: Path) -> dict:
@@ -274,14 +341,42 @@ def _wrk(prefix: Path) -> dict:
     return row
 
 
+def _oha(prefix: Path) -> dict:
+    """oha's --output-format json: summary.requestsPerSec, statusCodeDistribution,
+    errorDistribution, latencyPercentiles (seconds)."""
+    rep = json.loads(prefix.with_suffix(".oha").read_text())
+    summary = rep.get("summary") or {}
+    codes = {str(k): int(v) for k, v in (rep.get("statusCodeDistribution") or {}).items()}
+    errs = {k: int(v) for k, v in (rep.get("errorDistribution") or {}).items()}
+    # Requests still in flight when -z ran out: attempted, but not failures.
+    cut = sum(v for k, v in errs.items() if "aborted due to deadline" in k)
+    errors = sum(errs.values()) - cut
+    responses = sum(codes.values())
+    wall = summary.get("total")
+    row: dict = {
+        "responses": responses,
+        "requests": responses + errors + cut,
+        "errors": errors,
+        "non_2xx": sum(v for k, v in codes.items() if not k.startswith("2")),
+        "rps": responses / wall if wall else summary.get("requestsPerSec"),
+    }
+    p99 = (rep.get("latencyPercentiles") or {}).get("p99")
+    row["p99_ms"] = p99 * 1000 if isinstance(p99, (int, float)) else None
+    row.update(_time(prefix))
+    if "cpu_user_s" in row and row["requests"]:
+        row["cpu_us_per_request"] = (row["cpu_user_s"] + row["cpu_sys_s"]) * 1e6 / row["requests"]
+    return row
+
+
 def _collect(d: Path, kind: str) -> list[dict]:
     if not d.is_dir():
         return []
-    suffix = ".wrk" if kind == "wrk" else ".json"
+    suffix = {"wrk": ".wrk", "oha": ".oha"}.get(kind, ".json")
+    parse = {"wrk": _wrk, "oha": _oha}.get(kind, _loadgen)
     out = []
     for p in _rounds(d, suffix):
         prefix = p.with_suffix("")
-        row = _wrk(prefix) if kind == "wrk" else _loadgen(prefix)
+        row = parse(prefix)
         row["round"] = int(prefix.name[1:])
         out.append(row)
     return out
@@ -310,50 +405,87 @@ def _div(a, b):
     return a / b if a is not None and b else None
 
 
+# A run whose server used this much of its core measured the server, not the generator.
+SERVER_BOUND = 0.9
+
+
+def _bound(fig: dict, server: str, contenders) -> dict | None:
+    """The contender whose runs had the server at >= SERVER_BOUND of a core (median), if any."""
+    for c in contenders:
+        share = fig.get(f"{c}_server_cpu_median")
+        if share is not None and share >= SERVER_BOUND:
+            return {"contender": c, "server": server, "cpu": share}
+    return None
+
+
+def _all_rows(runs: dict):
+    for v in runs.values():
+        if isinstance(v, list):
+            yield from (r for r in v if isinstance(r, dict))
+        elif isinstance(v, dict):
+            for rows in v.values():
+                if isinstance(rows, list):
+                    yield from (r for r in rows if isinstance(r, dict))
+
+
 def analyse(raw: Path) -> dict:
     meta = json.loads((raw / "meta.json").read_text())
     res: dict = {"schema": "harness-bench/v1", **meta}
     runs: dict = {}
     fig: dict = {}
 
-    # 1: loadgen vs wrk, max rps against nginx
+    # 1: loadgen vs wrk (and oha), max rps against nginx
     wrk = _collect(raw / "f1/wrk", "wrk")
+    oha = _collect(raw / "f1/oha", "oha")
     lg = _collect(raw / "f1/loadgen", "loadgen")
-    runs["f1_wrk"], runs["f1_loadgen"] = wrk, lg
+    runs["f1_wrk"], runs["f1_oha"], runs["f1_loadgen"] = wrk, oha, lg
     by_round = {r["round"]: r for r in wrk}
     per_round = [
         l["achieved_rps"] / by_round[l["round"]]["rps"]
         for l in lg
         if l["round"] in by_round and by_round[l["round"]].get("rps")
     ]
-    fig["1_loadgen_vs_wrk"] = {
+    f1 = {
         "wrk_rps_median": med(wrk, "rps"),
+        "oha_rps_median": med(oha, "rps"),
         "loadgen_rps_median": med(lg, "achieved_rps"),
         "ratio": _div(med(lg, "achieved_rps"), med(wrk, "rps")),
+        "ratio_vs_oha": _div(med(lg, "achieved_rps"), med(oha, "rps")),
         "ratio_per_round": [round(x, 3) for x in per_round],
         "wrk_cpu_us_per_request_median": med(wrk, "cpu_us_per_request"),
+        "oha_cpu_us_per_request_median": med(oha, "cpu_us_per_request"),
         "loadgen_cpu_us_per_request_median": med(lg, "cpu_us_per_request"),
         "loadgen_p99_ms_median": med(lg, "latency_ms.p99"),
         "wrk_p99_ms_median": med(wrk, "p99_ms"),
         "errors": sum(len(r["transport_errors"]) + len(r["non_2xx"]) for r in lg)
-        + sum(r["non_2xx"] for r in wrk),
+        + sum(r["non_2xx"] for r in wrk)
+        + sum(r["errors"] + r["non_2xx"] for r in oha),
     }
+    for name, rows in (("wrk", wrk), ("oha", oha), ("loadgen", lg)):
+        f1[f"{name}_server_cpu_median"] = med(rows, "server_cpu.nginx")
+        f1[f"{name}_gen_cpu_median"] = med(rows, "gen_cpu")
+    f1["server_bound"] = _bound(f1, "nginx", ("wrk", "loadgen"))
+    f1["server_bound_vs_oha"] = _bound(f1, "nginx", ("oha", "loadgen"))
+    fig["1_loadgen_vs_wrk"] = f1
 
-    # 2: loadgen CPU per request at a fixed rate
+    # 2: loadgen CPU per request at a fixed rate (and oha's, --latency-correction)
     cpu = _collect(raw / "f2/loadgen", "loadgen")
-    runs["f2_loadgen"] = cpu
+    cpu_oha = _collect(raw / "f2/oha", "oha")
+    runs["f2_loadgen"], runs["f2_oha"] = cpu, cpu_oha
     fig["2_loadgen_cpu"] = {
         "rps": meta["settings"]["cpu_rps"],
         "achieved_rps_median": med(cpu, "achieved_rps"),
         "cpu_us_per_request_median": med(cpu, "cpu_us_per_request"),
         "cpu_us_per_request_range": spread(cpu, "cpu_us_per_request"),
-        "cpu_cores_median": med(
-            [{"v": (r.get("cpu_user_s", 0) + r.get("cpu_sys_s", 0)) / r["wall_s"]} for r in cpu if r.get("wall_s")],
-            "v",
-        ),
+        "cpu_cores_median": med(cpu, "gen_cpu"),
         "p99_ms_median": med(cpu, "latency_ms.p99"),
+        "server_cpu_median": med(cpu, "server_cpu.nginx"),
+        "oha_rps_median": med(cpu_oha, "rps"),
+        "oha_cpu_us_per_request_median": med(cpu_oha, "cpu_us_per_request"),
+        "oha_cpu_us_per_request_range": spread(cpu_oha, "cpu_us_per_request"),
+        "oha_server_cpu_median": med(cpu_oha, "server_cpu.nginx"),
+        "ratio_vs_oha": _div(med(cpu, "cpu_us_per_request"), med(cpu_oha, "cpu_us_per_request")),
     }
-
     # 3: coordinated omission
     op = _collect(raw / "f3/open", "loadgen")
     cl = _collect(raw / "f3/closed", "loadgen")
@@ -388,6 +520,10 @@ def analyse(raw: Path) -> dict:
         },
         "rates": {},
     }
+    for c, rows in mx.items():
+        f4[f"{c}_proxy_cpu_median"] = med(rows, f"server_cpu.{c}")
+        f4[f"{c}_flagsvc_cpu_median"] = med(rows, "server_cpu.flagsvc")
+        f4[f"{c}_gen_cpu_median"] = med(rows, "gen_cpu")
     for rate in meta["settings"]["fixed_rates"]:
         rr = {c: _collect(raw / f"f4/rate{rate}/{c}", "loadgen") for c in ("direct", "sidecar", "haproxy")}
         runs[f"f4_rate{rate}"] = rr
@@ -438,6 +574,9 @@ def analyse(raw: Path) -> dict:
         ],
     }
 
+    loads = [v for r in _all_rows(runs) for v in (r.get("load_before"), r.get("load_after")) if v is not None]
+    res["machine"]["loadavg_during_runs"] = [min(loads), max(loads)] if loads else None
+
     res["figures"] = fig
     res["runs"] = runs
     return res
@@ -470,19 +609,53 @@ def figures_table(res: dict) -> str:
     fig = res["figures"]
     s = res["settings"]
     f1, f2, f3, f4, f5 = (fig[k] for k in ("1_loadgen_vs_wrk", "2_loadgen_cpu", "3_stall", "4_sidecar_vs_haproxy", "5_sse"))
+    def pct(v):
+        return "n/a" if v is None else f"{v * 100:.0f} %"
+
+    def cpu(prefix, name):
+        return f"{name} run: nginx {pct(f1.get(prefix + '_server_cpu_median'))}, {name} {pct(f1.get(prefix + '_gen_cpu_median'))}"
+
+    loads = res["machine"].get("loadavg_during_runs")
+    busy = loads is not None and loads[1] >= res["machine"]["nproc"]
+
+    def ratio_cell(ratio, bound):
+        if bound:
+            return f"server-bound (nginx {pct(bound['cpu'])} in the {bound['contender']} runs): no ratio"
+        if ratio is not None and busy:
+            # Other work competed for both cores: neither side had its core to itself.
+            return f"{f(ratio, 2)} (machine busy: load up to {loads[1]:.1f} on {res['machine']['nproc']} cores)"
+        return f(ratio, 2)
+
     rows = [
         (
             "1. loadgen max rps ÷ wrk max rps (nginx, static 3 B, keep-alive, "
             f"{s['connections']} connections)",
-            f(f1["ratio"], 2),
-            f"loadgen {kilo(f1['loadgen_rps_median'])} rps, wrk {kilo(f1['wrk_rps_median'])} rps",
+            ratio_cell(f1["ratio"], f1.get("server_bound")),
+            f"loadgen {kilo(f1['loadgen_rps_median'])} rps, wrk {kilo(f1['wrk_rps_median'])} rps; CPU share "
+            f"(median): {cpu('wrk', 'wrk')}; {cpu('loadgen', 'loadgen')}",
+        ),
+        (
+            "1. loadgen max rps ÷ oha max rps (same nginx, same connections)",
+            ratio_cell(f1.get("ratio_vs_oha"), f1.get("server_bound_vs_oha"))
+            if f1.get("oha_rps_median")
+            else "not measured (oha not installed)",
+            f"oha {kilo(f1.get('oha_rps_median'))} rps; {cpu('oha', 'oha')}",
         ),
         (
             f"2. loadgen CPU per request at {kilo(s['cpu_rps'])} rps (user+sys)",
             f(f2["cpu_us_per_request_median"], 1, " µs"),
-            f"{f(f2['cpu_cores_median'], 2)} cores busy; at max rate: loadgen "
+            f"{f(f2['cpu_cores_median'], 2)} cores busy; nginx {pct(f2.get('server_cpu_median'))}; at max rate: loadgen "
             f"{f(f1['loadgen_cpu_us_per_request_median'], 1, ' µs')}, wrk "
-            f"{f(f1['wrk_cpu_us_per_request_median'], 1, ' µs')}",
+            f"{f(f1['wrk_cpu_us_per_request_median'], 1, ' µs')}, oha "
+            f"{f(f1.get('oha_cpu_us_per_request_median'), 1, ' µs')}",
+        ),
+        (
+            f"2. loadgen CPU per request ÷ oha's at {kilo(s['cpu_rps'])} rps (oha `--latency-correction`)",
+            ratio_cell(f2.get("ratio_vs_oha"), None)
+            if f2.get("oha_cpu_us_per_request_median")
+            else "not measured (oha not installed)",
+            f"oha {f(f2.get('oha_cpu_us_per_request_median'), 1, ' µs')} per request at "
+            f"{kilo(f2.get('oha_rps_median'))} rps; nginx {pct(f2.get('oha_server_cpu_median'))}",
         ),
         (
             f"3. stall test (1 s stall every 10 s), open loop {kilo(s['stall_rps'])} rps: p95 / p99",
@@ -493,7 +666,11 @@ def figures_table(res: dict) -> str:
         (
             f"4. sidecar rps ÷ HAProxy rps ({s['proxy_limit']} in flight, flagsvc upstream)",
             f(f4["ratio"], 2),
-            f"sidecar {kilo(f4['sidecar_rps_median'])} rps, HAProxy {kilo(f4['haproxy_rps_median'])} rps",
+            f"sidecar {kilo(f4['sidecar_rps_median'])} rps, HAProxy {kilo(f4['haproxy_rps_median'])} rps; CPU "
+            f"share (proxy / flagsvc / loadgen): sidecar runs {pct(f4.get('sidecar_proxy_cpu_median'))} / "
+            f"{pct(f4.get('sidecar_flagsvc_cpu_median'))} / {pct(f4.get('sidecar_gen_cpu_median'))}, HAProxy runs "
+            f"{pct(f4.get('haproxy_proxy_cpu_median'))} / {pct(f4.get('haproxy_flagsvc_cpu_median'))} / "
+            f"{pct(f4.get('haproxy_gen_cpu_median'))}",
         ),
     ]
     for rate, e in f4["rates"].items():
@@ -529,6 +706,9 @@ def machine_line(res: dict) -> str:
     load = f"load average (1 min) {m['loadavg_at_start'][0]:.2f} at the start"
     if m.get("loadavg_at_end"):
         load += f", {m['loadavg_at_end'][0]:.2f} at the end"
+    if m.get("loadavg_during_runs"):
+        lo, hi = m["loadavg_during_runs"]
+        load += f", {lo:.2f}–{hi:.2f} before/after each run"
     return f"{m['nproc']} cores ({m['model_name']}), {f(m.get('mem_total_mib'))} MiB, Linux {m['kernel']}, {load}"
 
 
@@ -547,7 +727,10 @@ def render_md(res: dict) -> str:
     L.append(f"**Machine:** {machine_line(res)}. Shared with other builds and tests while it ran, so "
              "expect ±15% noise: every figure is the median over interleaved rounds.")
     L.append("")
-    L.append(f"**Tools:** {res['tools']['wrk']}; {res['tools']['nginx']}; {res['tools']['haproxy']}.")
+    L.append(
+        f"**Tools:** {res['tools']['wrk']}; {res['tools'].get('oha', 'oha not installed')}; "
+        f"{res['tools']['nginx']}; {res['tools']['haproxy']}."
+    )
     L.append("")
     L.append(
         f"**Method:** {s['rounds']} rounds (stall test: {s['stall_rounds']}), each running every contender "
@@ -581,17 +764,32 @@ def render_md(res: dict) -> str:
 
     L.append("## Runs")
     L.append("")
-    L.append("### 1. loadgen vs wrk, max rps against nginx")
+    L.append("### 1. loadgen vs wrk and oha, max rps against nginx")
     L.append("")
-    L.append("| round | wrk rps | wrk p99 ms | wrk CPU µs/req | loadgen rps | loadgen p99 ms | loadgen CPU µs/req | ratio |")
+    L.append(
+        "CPU: share of one core over the run's window (nginx from /proc/PID/stat of its master and "
+        "worker, the generator from its rusage); load: 1-minute load average before → after the run. "
+        f"A ratio from runs with nginx at ≥ {SERVER_BOUND * 100:.0f} % is reported as server-bound."
+    )
+    L.append("")
+    L.append("| round | generator | rps | p99 ms | CPU µs/req | nginx CPU | generator CPU | load |")
     L.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    wrk_by = {r["round"]: r for r in runs["f1_wrk"]}
-    for l in runs["f1_loadgen"]:
-        w = wrk_by.get(l["round"], {})
+
+    def share(r, key=None):
+        v = (r.get("server_cpu") or {}).get("nginx") if key is None else r.get(key)
+        return "n/a" if v is None else f"{v * 100:.0f} %"
+
+    def load(r):
+        a, b = r.get("load_before"), r.get("load_after")
+        return "n/a" if a is None else f"{a:.2f} → {b:.2f}"
+
+    all_f1 = [("wrk", r, r.get("rps"), r.get("p99_ms")) for r in runs["f1_wrk"]]
+    all_f1 += [("oha", r, r.get("rps"), r.get("p99_ms")) for r in runs.get("f1_oha", [])]
+    all_f1 += [("loadgen", r, r["achieved_rps"], r["latency_ms"].get("p99")) for r in runs["f1_loadgen"]]
+    for name, r, rps, p99 in sorted(all_f1, key=lambda x: x[1]["round"]):
         L.append(
-            f"| {l['round']} | {f(w.get('rps'), 0)} | {f(w.get('p99_ms'), 3)} | {f(w.get('cpu_us_per_request'), 1)} | "
-            f"{f(l['achieved_rps'], 0)} | {f(l['latency_ms'].get('p99'), 3)} | {f(l.get('cpu_us_per_request'), 1)} | "
-            f"{f(_div(l['achieved_rps'], w.get('rps')), 3)} |"
+            f"| {r['round']} | {name} | {f(rps, 0)} | {f(p99, 3)} | {f(r.get('cpu_us_per_request'), 1)} | "
+            f"{share(r)} | {share(r, 'gen_cpu')} | {load(r)} |"
         )
     L.append("")
     L.append("(wrk's p99 is closed-loop, from the send time; loadgen's `--rate max` p99 likewise.)")
@@ -599,6 +797,17 @@ def render_md(res: dict) -> str:
     L.append(f"### 2. loadgen at {s['cpu_rps']} rps (CPU)")
     L.append("")
     lat_table(runs["f2_loadgen"], "loadgen → nginx, open loop")
+    if runs.get("f2_oha"):
+        L.append("**oha → nginx, `-q` open loop with `--latency-correction`**")
+        L.append("")
+        L.append("| round | rps | p99 ms | CPU µs/req | nginx CPU | oha CPU | load |")
+        L.append("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in runs["f2_oha"]:
+            L.append(
+                f"| {r['round']} | {f(r.get('rps'), 0)} | {f(r.get('p99_ms'), 3)} | {f(r.get('cpu_us_per_request'), 1)} | "
+                f"{share(r)} | {share(r, 'gen_cpu')} | {load(r)} |"
+            )
+        L.append("")
     L.append("### 3. Stall test")
     L.append("")
     L.append(
@@ -734,9 +943,14 @@ def main() -> int:
     p.add_argument("name")
     p.set_defaults(fn=cmd_metric)
     p = sub.add_parser("rusage")
+    p.add_argument("--servers", default="", help="NAME=PID ... whose CPU share to record")
     p.add_argument("file")
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     p.set_defaults(fn=cmd_rusage)
+    p = sub.add_parser("snapshot")
+    p.add_argument("file")
+    p.add_argument("pairs", nargs="*")
+    p.set_defaults(fn=cmd_snapshot)
     p = sub.add_parser("write-json")
     p.add_argument("file")
     p.add_argument("pairs", nargs="*")
@@ -750,6 +964,7 @@ def main() -> int:
     p.add_argument("--fixed-rates", required=True)
     p.add_argument("--nginx", default="nginx")
     p.add_argument("--haproxy", default="haproxy")
+    p.add_argument("--oha", default="")
     p.set_defaults(fn=cmd_meta)
     p = sub.add_parser("report")
     p.add_argument("--raw", required=True)

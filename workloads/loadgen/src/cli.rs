@@ -239,10 +239,16 @@ fn merge_command(args: &MergeArgs) -> Result<(), (u8, anyhow::Error)> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     workload_common::init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // Pinned to one core (taskset, a CPU limit of one): the work-stealing scheduler has
+    // nothing to steal and costs instructions per wake-up; the current-thread one runs every
+    // connection on this thread (callgrind: see results/bench/profile-loadgen-2026-12-01.md).
+    let one_core = std::thread::available_parallelism().is_ok_and(|n| n.get() == 1);
+    let mut builder = if one_core {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");

@@ -1,7 +1,8 @@
-//! The HTTP/1 client: hyper's low-level `client::conn::http1` over TCP streams we open ourselves,
-//! so the connection model is explicit. A [`Slot`] is one worker's connection: reused
-//! (keep-alive, reopened when the server closed it) or opened per request. Failures are
-//! classified into the [`ErrorKind`]s the report keeps apart.
+//! The HTTP/1 client. A [`Slot`] is one worker's connection: reused (keep-alive, reopened when
+//! the server closed it; the fast path in [`crate::keepalive`]) or opened per request (hyper's
+//! low-level `client::conn::http1` over a TCP stream we open ourselves, so the connection model
+//! is explicit; SSE streams use it too). Failures are classified into the [`ErrorKind`]s the
+//! report keeps apart.
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,23 +18,17 @@ use tokio::time::Instant;
 use workload_common::identity::POD_HEADER;
 
 use crate::config::{ConnectionModel, Target};
+pub(crate) use crate::keepalive::Exchange;
+use crate::keepalive::KeepAliveConn;
 use crate::recorder::ErrorKind;
 
 type Body = Empty<Bytes>;
 
 /// A complete response (body read and discarded).
 #[derive(Debug)]
-pub(crate) struct Reply {
-    pub status: u16,
-    pub pod: Option<HeaderValue>,
-}
-
-/// A request that got no response.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub kind: ErrorKind,
-    /// Pod that last answered on the reused connection the request failed on.
-    pub conn_pod: Option<HeaderValue>,
+struct Reply {
+    status: u16,
+    pod: Option<HeaderValue>,
 }
 
 /// Maps an I/O error to its kind.
@@ -83,17 +78,6 @@ pub(crate) async fn connect(
         .map_err(|e| classify_hyper(&e))
 }
 
-/// Connects and drives the connection in its own task (it ends when the sender is dropped).
-pub(crate) async fn open(addr: SocketAddr) -> Result<SendRequest<Body>, ErrorKind> {
-    let (sender, conn) = connect(addr).await?;
-    tokio::spawn(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!("connection ended: {e}");
-        }
-    });
-    Ok(sender)
-}
-
 /// Sends one request and reads the whole response body.
 async fn exchange(sender: &mut SendRequest<Body>, target: &Target) -> Result<Reply, ErrorKind> {
     let response = sender
@@ -109,44 +93,44 @@ async fn exchange(sender: &mut SendRequest<Body>, target: &Target) -> Result<Rep
     Ok(Reply { status, pod })
 }
 
-/// One worker's connection.
-pub(crate) struct Slot {
-    model: ConnectionModel,
-    conn: Option<SendRequest<Body>>,
-    conn_pod: Option<HeaderValue>,
+/// One worker's connection: the keep-alive fast path ([`KeepAliveConn`]), or hyper for a new
+/// connection per request (the general path, where connection setup dominates anyway).
+pub(crate) enum Slot {
+    KeepAlive(KeepAliveConn),
+    PerRequest {
+        /// The `x-pod` of the last response, kept for [`Exchange::Response`] to borrow.
+        pod: Option<HeaderValue>,
+    },
 }
 
 impl Slot {
-    pub(crate) fn new(model: ConnectionModel) -> Self {
-        Self {
-            model,
-            conn: None,
-            conn_pod: None,
+    pub(crate) fn new(model: ConnectionModel, target: &Target) -> Self {
+        match model {
+            ConnectionModel::KeepAlive => Self::KeepAlive(KeepAliveConn::new(target.wire.clone())),
+            ConnectionModel::PerRequest => Self::PerRequest { pod: None },
         }
     }
 
     /// Opens the keep-alive connection before the first request needs it. A failure is left
     /// for that request to meet and count.
     pub(crate) async fn warm_up(&mut self, addr: SocketAddr, timeout: Duration) {
-        if self.model != ConnectionModel::KeepAlive || self.conn.is_some() {
-            return;
-        }
-        if let Ok(Ok(sender)) = tokio::time::timeout(timeout, open(addr)).await {
-            self.conn = Some(sender);
+        if let Self::KeepAlive(conn) = self {
+            conn.warm_up(addr, timeout).await;
         }
     }
 
-    /// Carries out one request within `timeout`.
+    /// Carries out one request, started at `start`, within `timeout`.
     pub(crate) async fn execute(
         &mut self,
         addr: SocketAddr,
         target: &Target,
+        start: Instant,
         timeout: Duration,
-    ) -> Result<Reply, Failure> {
-        let deadline = Instant::now() + timeout;
-        match self.model {
-            ConnectionModel::KeepAlive => self.keep_alive(addr, target, deadline).await,
-            ConnectionModel::PerRequest => {
+    ) -> Exchange<'_> {
+        let deadline = start + timeout;
+        match self {
+            Self::KeepAlive(conn) => conn.execute(addr, deadline).await,
+            Self::PerRequest { pod } => {
                 let attempt = async {
                     let (sender, conn) = connect(addr).await?;
                     let request = async move {
@@ -157,54 +141,22 @@ impl Slot {
                     let (reply, _) = tokio::join!(request, conn);
                     reply
                 };
-                match tokio::time::timeout_at(deadline, attempt).await {
-                    Ok(Ok(reply)) => Ok(reply),
-                    Ok(Err(kind)) => Err(Failure {
-                        kind,
-                        conn_pod: None,
-                    }),
-                    Err(_) => Err(Failure {
-                        kind: ErrorKind::Timeout,
-                        conn_pod: None,
-                    }),
+                let kind = match tokio::time::timeout_at(deadline, attempt).await {
+                    Ok(Ok(reply)) => {
+                        *pod = reply.pod;
+                        return Exchange::Response {
+                            status: reply.status,
+                            pod: pod.as_ref().and_then(|v| v.to_str().ok()),
+                        };
+                    }
+                    Ok(Err(kind)) => kind,
+                    Err(_) => ErrorKind::Timeout,
+                };
+                Exchange::Failure {
+                    kind,
+                    conn_pod: None,
                 }
             }
-        }
-    }
-
-    async fn keep_alive(
-        &mut self,
-        addr: SocketAddr,
-        target: &Target,
-        deadline: Instant,
-    ) -> Result<Reply, Failure> {
-        // A connection the server closed while idle is replaced silently: no request was lost.
-        let existing = self.conn.take().filter(|s| !s.is_closed());
-        let conn_pod = existing.as_ref().and(self.conn_pod.clone());
-        let attempt = async {
-            let reusable = match existing {
-                Some(mut s) => s.ready().await.is_ok().then_some(s),
-                None => None,
-            };
-            let mut sender = match reusable {
-                Some(s) => s,
-                None => open(addr).await?,
-            };
-            let reply = exchange(&mut sender, target).await?;
-            Ok::<_, ErrorKind>((reply, sender))
-        };
-        // On any failure the connection is dropped (closed) and the next request reconnects.
-        match tokio::time::timeout_at(deadline, attempt).await {
-            Ok(Ok((reply, sender))) => {
-                self.conn = Some(sender);
-                self.conn_pod.clone_from(&reply.pod);
-                Ok(reply)
-            }
-            Ok(Err(kind)) => Err(Failure { kind, conn_pod }),
-            Err(_) => Err(Failure {
-                kind: ErrorKind::Timeout,
-                conn_pod,
-            }),
         }
     }
 }

@@ -169,6 +169,8 @@ pub(crate) struct Target {
     pub host_port: String,
     pub path: Uri,
     pub headers: HeaderMap,
+    /// The request encoded once, for the keep-alive fast path.
+    pub wire: std::sync::Arc<[u8]>,
 }
 
 /// What kind of requests a [`Target`] sends.
@@ -221,10 +223,12 @@ impl Target {
         for (name, value) in extra {
             headers.append(name.clone(), value.clone());
         }
+        let wire = crate::wire::encode_request(&path.to_string(), &headers).into();
         Ok(Self {
             host_port,
             path,
             headers,
+            wire,
         })
     }
 

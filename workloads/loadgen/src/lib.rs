@@ -8,7 +8,10 @@
 //!   timer per request), which keeps up at tens of thousands of rps on two cores.
 //! - **Closed loop** (`--rate max`): each connection sends back-to-back.
 //! - **Connection model**: keep-alive (N connections reused; kube-proxy picks a backend per
-//!   connection) or a new TCP connection per request.
+//!   connection) or a new TCP connection per request. Keep-alive requests take a fast path: the
+//!   request is encoded once and each response read with `httparse` into a buffer reused for
+//!   the connection's life, inside the worker's own task (no allocation, channel or timer
+//!   registration per request); per-request connections and SSE streams go through hyper.
 //! - **Attribution**: responses, status codes and latency per pod from the `x-pod` header;
 //!   transport errors by kind (`connect_refused`, `reset`, `timeout`, `other`).
 //! - **SSE**: K long-lived event streams alongside (or instead of) the request load.
@@ -31,6 +34,7 @@ pub mod cli;
 mod client;
 pub mod config;
 mod error;
+mod keepalive;
 mod merge;
 pub mod metrics;
 pub mod profile;
@@ -40,6 +44,7 @@ mod runner;
 mod scheduler;
 mod sse;
 pub mod text;
+mod wire;
 mod worker;
 
 pub use config::{ConnectionModel, Origin, RateSpec, RunConfig};

@@ -126,6 +126,9 @@ pub(crate) struct Acc {
     pub backends: Vec<BackendAcc>,
     pub seconds: Vec<SecondAcc>,
     pods: HashMap<String, usize>,
+    /// The backend of the last response: most responses come from the same few pods, so this
+    /// spares hashing the name.
+    last_backend: usize,
     code_counters: Vec<(u16, Counter)>,
 }
 
@@ -152,6 +155,7 @@ impl Acc {
             backends: Vec::new(),
             seconds: Vec::new(),
             pods: HashMap::new(),
+            last_backend: 0,
             code_counters: Vec::new(),
         }
     }
@@ -168,7 +172,15 @@ impl Acc {
     }
 
     fn backend(&mut self, pod: &str) -> usize {
+        if self
+            .backends
+            .get(self.last_backend)
+            .is_some_and(|b| b.name == pod)
+        {
+            return self.last_backend;
+        }
         if let Some(&i) = self.pods.get(pod) {
+            self.last_backend = i;
             return i;
         }
         let name = if self.pods.len() >= MAX_BACKENDS {

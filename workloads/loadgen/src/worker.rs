@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Slot;
+use crate::client::{Exchange, Slot};
 use crate::config::{ConnectionModel, Target};
 use crate::recorder::{Outcome, Recorder};
 use crate::scheduler::OpenLoop;
@@ -31,24 +31,23 @@ impl Shared {
         }
     }
 
-    /// Sends one request intended at `intended` and records its outcome. Latency counts from
-    /// the intended time, or from the actual send if that was earlier (timer slack).
-    async fn send(&self, slot: &mut Slot, intended: Instant) {
+    /// Sends one request intended at `intended`, starting at `sent`, and records its outcome.
+    /// Latency counts from the intended time, or from the actual send if that was earlier
+    /// (timer slack).
+    async fn send(&self, slot: &mut Slot, intended: Instant, sent: Instant) {
         self.rec.metrics().attempted.inc();
-        let sent = Instant::now();
         let send_delay = sent.saturating_duration_since(intended);
-        let result = slot.execute(self.addr, &self.target, self.timeout).await;
+        let result = slot
+            .execute(self.addr, &self.target, sent, self.timeout)
+            .await;
         let latency = Instant::now().saturating_duration_since(intended.min(sent));
-        let outcome = match &result {
-            Ok(reply) => Outcome::Response {
-                status: reply.status,
-                pod: reply.pod.as_ref().and_then(|v| v.to_str().ok()),
+        let outcome = match result {
+            Exchange::Response { status, pod } => Outcome::Response {
+                status,
+                pod,
                 latency,
             },
-            Err(failure) => Outcome::Transport {
-                kind: failure.kind,
-                conn_pod: failure.conn_pod.as_ref().and_then(|v| v.to_str().ok()),
-            },
+            Exchange::Failure { kind, conn_pod } => Outcome::Transport { kind, conn_pod },
         };
         self.rec.record(intended, send_delay, outcome);
     }
@@ -56,22 +55,26 @@ impl Shared {
 
 /// Open loop: send each admitted arrival; latency from its intended time.
 pub(crate) async fn open_loop(shared: Arc<Shared>, sched: Arc<OpenLoop>) {
-    let mut slot = Slot::new(shared.model);
+    let mut slot = Slot::new(shared.model, &shared.target);
     shared.warm_up(&mut slot).await;
     while let Some(intended) = sched.next(&shared.rec).await {
-        shared.send(&mut slot, intended).await;
+        shared.send(&mut slot, intended, Instant::now()).await;
         sched.complete(&shared.rec);
     }
 }
 
 /// Closed loop: send back-to-back until `end` or the stop; latency from the actual send.
 pub(crate) async fn closed_loop(shared: Arc<Shared>, end: Instant) {
-    let mut slot = Slot::new(shared.model);
+    let mut slot = Slot::new(shared.model, &shared.target);
     shared.warm_up(&mut slot).await;
     let in_flight = &shared.rec.metrics().in_flight;
-    while !shared.stop.is_cancelled() && Instant::now() < end {
+    loop {
+        let now = Instant::now();
+        if now >= end || shared.stop.is_cancelled() {
+            break;
+        }
         in_flight.inc();
-        shared.send(&mut slot, Instant::now()).await;
+        shared.send(&mut slot, now, now).await;
         in_flight.dec();
     }
 }
