@@ -42,10 +42,10 @@ lint:
 test: lint
 	$(CARGO) build --workspace --bins
 	@if docker version >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory images && HARNESS_REQUIRE_DOCKER=1 $(CARGO) test --workspace; \
+	  $(MAKE) --no-print-directory images && HARNESS_REQUIRE_DOCKER=1 $(CARGO) test --workspace --no-fail-fast; \
 	else \
 	  echo "make test: no Docker engine answers: the workload-container test will skip"; \
-	  $(CARGO) test --workspace; \
+	  $(CARGO) test --workspace --no-fail-fast; \
 	fi
 
 ## One image per workload: FROM scratch + the statically linked binary, tagged by its SHA-256

@@ -42,9 +42,17 @@ fn set_values_are_checked_like_the_file_and_named_in_problems() {
     let out = harness(&["plan", FILE, "--set", "load.duration=10"]);
     assert_eq!(out.status.code(), Some(2));
     let text = stderr(&out);
+    // The problem points at the value --set replaced: the file's own `load.duration` line.
+    let source = std::fs::read_to_string(format!("{}/../../{FILE}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the scenario file");
+    let line = 1 + source
+        .lines()
+        .position(|l| l.starts_with("  duration: "))
+        .expect("a load.duration line");
     assert!(
-        text.contains(&format!("{FILE}:50:13: load.duration: expected a duration"))
-            && text.contains("(the value comes from --set load.duration=10)"),
+        text.contains(&format!(
+            "{FILE}:{line}:13: load.duration: expected a duration"
+        )) && text.contains("(the value comes from --set load.duration=10)"),
         "{text}"
     );
     let out = harness(&["plan", FILE, "--set", "load.generators[nobody].rate=5"]);
@@ -85,7 +93,7 @@ fn set_changes_the_plan_and_base_selects_the_base_document() {
     let out = harness(&["plan", FILE, "--variant", "nope"]);
     assert!(
         stderr(&out).contains(
-            "variants are: incident, fixed, distroless, app-drain, and `base` for the base document"
+            "variants are: incident, fixed, distroless, app-drain, slow-registration, readiness-gate, and `base` for the base document"
         ),
         "{}",
         stderr(&out)
