@@ -724,8 +724,9 @@ def render_md(res: dict) -> str:
         f"commit {res['git']['commit']}{' (dirty work tree)' if res['git']['dirty'] else ''}."
     )
     L.append("")
-    L.append(f"**Machine:** {machine_line(res)}. Shared with other builds and tests while it ran, so "
-             "expect ±15% noise: every figure is the median over interleaved rounds.")
+    L.append(f"**Machine:** {machine_line(res)}. A small machine (the load averages above and in each run "
+             "say what else ran), so expect ±15% noise: every figure is the median over "
+             "interleaved rounds.")
     L.append("")
     L.append(
         f"**Tools:** {res['tools']['wrk']}; {res['tools'].get('oha', 'oha not installed')}; "
@@ -863,7 +864,7 @@ def readme_section(res: dict, out_dir_rel: str) -> str:
             SECTION,
             "",
             f"`make bench` (scripts/bench.sh) — latest run **{res['date']}** on {machine_line(res)}; "
-            f"shared and noisy, so each figure is the median of {s['rounds']} interleaved rounds "
+            f"the load averages say what else ran; each figure is the median of {s['rounds']} interleaved rounds "
             f"(stall test: {s['stall_rounds']}), servers pinned to core {s['server_cpu']} and the "
             f"generator to core {s['client_cpu']}, all on loopback. Details and every run: "
             f"[{out_dir_rel}/{res['date']}.md]({out_dir_rel}/{res['date']}.md).",
