@@ -61,17 +61,10 @@ pub async fn run_sampler(
         };
         let mut all = samples.lock().unwrap_or_else(|e| e.into_inner());
         for ((pod, _), metrics) in now.iter().zip(scrapes) {
-            let m = metrics.unwrap_or_default();
-            all.entry(pod.clone()).or_default().push(PodSample {
-                t_s,
-                ready: readiness.get(pod).copied().unwrap_or(false),
-                in_flight: m.in_flight,
-                queue_depth: m.queue_depth,
-                received: m.received,
-                admitted: m.admitted,
-                rejected_queue_full: m.rejected_queue_full,
-                rejected_queue_timeout: m.rejected_queue_timeout,
-            });
+            let ready = readiness.get(pod).copied().unwrap_or(false);
+            all.entry(pod.clone())
+                .or_default()
+                .push(PodSample::scraped(t_s, ready, metrics));
         }
         if last {
             return;

@@ -91,6 +91,28 @@ pub struct PodSample {
     pub rejected_queue_timeout: u64,
 }
 
+impl PodSample {
+    /// A sample from one scrape of the pod's sidecar (`None`: no sidecar or no answer, so
+    /// every counter reads 0).
+    pub fn scraped(
+        t_s: f64,
+        ready: bool,
+        metrics: Option<workload_contract::sidecar::SidecarMetrics>,
+    ) -> Self {
+        let m = metrics.unwrap_or_default();
+        Self {
+            t_s,
+            ready,
+            in_flight: m.in_flight,
+            queue_depth: m.queue_depth,
+            received: m.received,
+            admitted: m.admitted,
+            rejected_queue_full: m.rejected_queue_full,
+            rejected_queue_timeout: m.rejected_queue_timeout,
+        }
+    }
+}
+
 /// Something the control plane (or the harness) did or saw, recorded at `t_s` (`tS` in
 /// `timeline.jsonl`; `t_s` of older timelines is read too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

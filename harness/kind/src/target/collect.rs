@@ -181,20 +181,11 @@ async fn sample(
             } else {
                 None
             };
-            let m = metrics.unwrap_or_default();
+            let ready = ready.contains(&pod);
             lock(&samples)
                 .entry(pod.clone())
                 .or_default()
-                .push(PodSample {
-                    t_s,
-                    ready: ready.contains(&pod),
-                    in_flight: m.in_flight,
-                    queue_depth: m.queue_depth,
-                    received: m.received,
-                    admitted: m.admitted,
-                    rejected_queue_full: m.rejected_queue_full,
-                    rejected_queue_timeout: m.rejected_queue_timeout,
-                });
+                .push(PodSample::scraped(t_s, ready, metrics));
         }
         if last {
             return;
