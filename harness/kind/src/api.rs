@@ -215,6 +215,22 @@ impl KubeApi {
             .map_err(|e| ApiError::new(format!("scaling Deployment {ns}/{name} to {replicas}"), e))
     }
 
+    /// A strategic merge patch of a Deployment (the `rollout` action's pod-template change);
+    /// returns the Deployment as patched (its new `metadata.generation`).
+    pub async fn patch_deployment(
+        &self,
+        ns: &str,
+        name: &str,
+        patch: &serde_json::Value,
+    ) -> Result<Deployment, ApiError> {
+        let api: Api<Deployment> = Api::namespaced(self.client.clone(), ns);
+        api.patch(name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+            .map_err(|e| {
+                ApiError::new(format!("patching Deployment {ns}/{name}'s pod template"), e)
+            })
+    }
+
     /// Sets labels on a Node (a merge patch: other labels stay).
     pub async fn label_node(&self, node: &str, key: &str, value: &str) -> Result<(), ApiError> {
         let api: Api<Node> = Api::all(self.client.clone());

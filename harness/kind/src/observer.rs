@@ -10,7 +10,9 @@
 //! - Pods of the Service → `pod` (scheduled with its node and zone, or deleted) and
 //!   `termination` (deleted);
 //! - Events → `kubeEvent` (the `TopologyAwareHints*` events and every other Event of the run's
-//!   namespace);
+//!   namespace, the kubelet's `FailedPreStopHook` among them);
+//! - the service's Deployment → `rollout` `complete` once the real controller's status says a
+//!   rollout the harness started is done ([`deployment_complete`]);
 //! - Nodes → kept for the zones of pods and for the model check ([`crate::agreement`]); a node
 //!   registering, turning Ready or NotReady, or deleted during the run is a `note` with the
 //!   moment it was seen (the real timings of `addNode`, `setNodeReady`, `removeNode`).
@@ -20,7 +22,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use harness_core::control_plane::routing::RoutingTracker;
-use harness_core::measure::{EventKind, TerminationStage};
+use harness_core::measure::{EventKind, RolloutStage, TerminationStage};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube_model::{Endpoint, EventType};
@@ -39,6 +42,34 @@ pub enum Change {
     /// The Node watcher's first list is complete: Nodes seen after it registered during the run.
     NodesListed,
     Event(Box<Event>),
+    Deployment(Box<Deployment>),
+}
+
+/// A rollout the harness started and the controller has not completed yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingRollout {
+    pub revision: u32,
+    /// The Deployment's `metadata.generation` after the patch.
+    pub generation: i64,
+}
+
+/// Whether the Deployment controller has completed the rollout of `generation`: the status
+/// reflects at least that generation and every desired replica is updated and available, with
+/// no old replica left — the deployment controller's own `DeploymentComplete`
+/// (kubernetes `pkg/controller/deployment/util/deployment_util.go`), which is also what
+/// `kubectl rollout status` waits for (`staging/src/k8s.io/kubectl/pkg/polymorphichelpers/
+/// rollout_status.go`: observedGeneration ≥ generation, updated = spec.replicas, replicas =
+/// updated, available = updated).
+pub fn deployment_complete(deployment: &Deployment, generation: i64) -> bool {
+    let Some(status) = &deployment.status else {
+        return false;
+    };
+    let desired = deployment.spec.replicas.unwrap_or(1);
+    status.observed_generation.unwrap_or(0) >= generation
+        && deployment.metadata.generation.unwrap_or(0) <= status.observed_generation.unwrap_or(0)
+        && status.updated_replicas.unwrap_or(0) == desired
+        && status.replicas.unwrap_or(0) == desired
+        && status.available_replicas.unwrap_or(0) == desired
 }
 
 /// A service pod as the observer knows it.
@@ -67,6 +98,9 @@ pub struct Observer {
     routing: RoutingTracker,
     events_seen: BTreeSet<String>,
     nodes_listed: bool,
+    /// The service's Deployment as last seen.
+    deployment: Option<Deployment>,
+    rollout: Option<PendingRollout>,
 }
 
 fn node_ready(node: &Node) -> bool {
@@ -192,7 +226,42 @@ impl Observer {
                 Vec::new()
             }
             Change::Event(event) => self.event(*event),
+            Change::Deployment(deployment) => {
+                self.deployment = Some(*deployment);
+                self.rollout_progress()
+            }
         }
+    }
+
+    /// A rollout the harness just started: its `rollout` `started` event (and `complete` too,
+    /// should the Deployment already seen have completed it).
+    pub fn start_rollout(&mut self, pending: PendingRollout) -> Vec<EventKind> {
+        self.rollout = Some(pending);
+        let mut out = vec![EventKind::Rollout {
+            revision: pending.revision,
+            stage: RolloutStage::Started,
+        }];
+        out.extend(self.rollout_progress());
+        out
+    }
+
+    /// The rollout in progress, if any.
+    pub fn pending_rollout(&self) -> Option<PendingRollout> {
+        self.rollout
+    }
+
+    fn rollout_progress(&mut self) -> Vec<EventKind> {
+        let (Some(pending), Some(deployment)) = (self.rollout, &self.deployment) else {
+            return Vec::new();
+        };
+        if !deployment_complete(deployment, pending.generation) {
+            return Vec::new();
+        }
+        self.rollout = None;
+        vec![EventKind::Rollout {
+            revision: pending.revision,
+            stage: RolloutStage::Complete,
+        }]
     }
 
     fn pod(&mut self, pod: Pod) -> Vec<EventKind> {

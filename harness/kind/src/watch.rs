@@ -1,5 +1,6 @@
 //! The watchers of a run (kube-runtime `watcher`, re-listing with backoff when a watch drops):
-//! the Service's EndpointSlices, the service pods, the namespace's Events and every Node. Each
+//! the Service's EndpointSlices, the service pods, the namespace's Events, every Node and the
+//! service's Deployment (for rollouts). Each
 //! change goes to one [`Recorder`], which runs it through the [`Observer`] (timeline events),
 //! timestamps the events, and after each EndpointSlice change runs the model check
 //! ([`AgreementLog`]). A dropped watch is recorded on the timeline as a note naming the
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use harness_core::measure::EventKind;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Client;
@@ -62,6 +64,15 @@ impl Recorder {
         self.lock()
             .events
             .extend(events.into_iter().map(|e| (now, e)));
+    }
+
+    /// Records the start of a rollout the harness made (and its completion, should the
+    /// Deployment already seen show it).
+    pub fn start_rollout(&self, pending: crate::observer::PendingRollout) {
+        let now = Instant::now();
+        let mut s = self.lock();
+        let events = s.observer.start_rollout(pending);
+        s.events.extend(events.into_iter().map(|e| (now, e)));
     }
 
     /// Runs one watched change through the observer and, for EndpointSlices, the model check.
@@ -143,6 +154,13 @@ fn event_change(e: WatchEvent<Event>) -> Option<Change> {
     }
 }
 
+fn deployment_change(e: WatchEvent<Deployment>) -> Option<Change> {
+    match e {
+        WatchEvent::Apply(d) | WatchEvent::InitApply(d) => Some(Change::Deployment(Box::new(d))),
+        WatchEvent::Delete(_) | WatchEvent::Init | WatchEvent::InitDone => None,
+    }
+}
+
 async fn run_watch<K>(
     api: Api<K>,
     config: watcher::Config,
@@ -189,11 +207,13 @@ pub fn service_pod_selector() -> String {
     format!("{ROLE_LABEL}=service")
 }
 
-/// Starts the four watchers; they run until `stop`.
+/// Starts the watchers — the Deployment's only when `rollouts` (the timeline has a `rollout`);
+/// they run until `stop`.
 pub fn spawn_watchers(
     client: &Client,
     namespace: &str,
     service: &str,
+    rollouts: bool,
     recorder: &Recorder,
     stop: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
@@ -201,7 +221,8 @@ pub fn spawn_watchers(
     let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), namespace);
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    vec![
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+    let mut tasks = vec![
         tokio::spawn(run_watch(
             nodes,
             watcher::Config::default(),
@@ -234,7 +255,18 @@ pub fn spawn_watchers(
             recorder.clone(),
             stop.clone(),
         )),
-    ]
+    ];
+    if rollouts {
+        tasks.push(tokio::spawn(run_watch(
+            deployments,
+            watcher::Config::default().fields(&format!("metadata.name={service}")),
+            format!("Deployment {namespace}/{service}"),
+            deployment_change,
+            recorder.clone(),
+            stop.clone(),
+        )));
+    }
+    tasks
 }
 
 /// How long to wait for the watchers to end after `stop`.

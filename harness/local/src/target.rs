@@ -24,7 +24,7 @@ use crate::controllers::{Controllers, run_controllers};
 use crate::ingress::haproxy::find_haproxy;
 use crate::ingress::{IngressFleet, ReplicaAction};
 use crate::kube_proxy::ZoneProxy;
-use crate::lb_sync::{LbProcess, lb_buckets, lb_routable};
+use crate::lb_sync::LbProcess;
 use crate::load::{
     GeneratorAddrs, LoadgenMetrics, RunningGenerator, lock_generators, metrics_addrs, push_metrics,
 };
@@ -32,6 +32,7 @@ use crate::manager::PodManager;
 use crate::sampler::{Samples, Targets, run_sampler};
 use crate::scrape::Scraper;
 use crate::shared::SharedState;
+use harness_core::measure::{lb_buckets, lb_routable};
 use workload_contract::loadgen::LoadgenCounters;
 
 /// Grace period at teardown: the run is over, nothing is measured any more.

@@ -3,11 +3,13 @@
 //! `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
 //! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`). Generators
 //! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
-//! Starts nothing.
+//! Durations are at the scenario's `timeScale` (`harness run --time-scale` may choose another);
+//! what the kind target refuses at that scale is refused here too (exit 2). Starts nothing.
 
 use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
+use harness_core::engine::TimeScale;
 use harness_core::scenario::model::Scenario;
 use harness_kind::cluster::ClusterPlan;
 use harness_kind::images::Manifest as ImageManifest;
@@ -45,12 +47,24 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
         ))
     })?;
     let images = read_images(&args.images)?;
+    let time_scale = TimeScale::new(scenario.time_scale)
+        .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
+    let refused = harness_kind::target::refusals(scenario, time_scale);
+    if !refused.is_empty() {
+        return Err(Failure::InvalidInput(anyhow!(
+            "{}: the kind target cannot run this scenario: {}",
+            args.file.display(),
+            refused.join("; ")
+        )));
+    }
     let objects = manifests::render(
         scenario,
         &RenderInput {
             run_id: &args.run_id,
             images: &images,
             service_host: manifests::service_dns_name(scenario, &args.run_id),
+            lb_host: manifests::lb_dns_name(&args.run_id),
+            time_scale,
             seed: args.seed,
         },
     )

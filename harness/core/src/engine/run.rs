@@ -82,10 +82,13 @@ pub async fn run<T: Target>(
     cancel: CancellationToken,
     progress: &dyn Progress,
 ) -> Result<RunOutcome, EngineError> {
-    let missing: Vec<String> = requirements(scenario, ctx.time_scale)
+    let mut missing: Vec<String> = requirements(scenario, ctx.time_scale)
         .difference(&target.capabilities())
         .map(ToString::to_string)
         .collect();
+    if missing.is_empty() {
+        missing = target.refusals(scenario, ctx.time_scale);
+    }
     if !missing.is_empty() {
         return Err(EngineError::Unsupported {
             target: target.name().to_string(),

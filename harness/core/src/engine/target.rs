@@ -283,6 +283,13 @@ pub trait Target {
     fn name(&self) -> &'static str;
     /// What this target can do.
     fn capabilities(&self) -> BTreeSet<Capability>;
+    /// What this target refuses in `scenario` at `time_scale` although it has the
+    /// capabilities (e.g. a duration a cluster holds in whole seconds that does not scale to
+    /// one): each a sentence naming the field and the fix. Checked with the capabilities,
+    /// before anything starts.
+    fn refusals(&self, _scenario: &Scenario, _time_scale: TimeScale) -> Vec<String> {
+        Vec::new()
+    }
     /// Creates the cluster state and the Service's pods, and waits until they are ready.
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError>;
     /// Starts the load generators: they run `clock.warmup + clock.duration`.

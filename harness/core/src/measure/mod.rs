@@ -6,6 +6,7 @@
 //! of evidence for the verdict.
 
 mod ingress;
+mod lb_stats;
 mod lifecycle;
 mod metrics;
 mod removal;
@@ -14,6 +15,7 @@ mod skew;
 mod targets;
 
 pub use ingress::*;
+pub use lb_stats::*;
 pub use lifecycle::*;
 pub use metrics::*;
 pub use removal::*;

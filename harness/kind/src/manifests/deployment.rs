@@ -2,16 +2,20 @@
 //! started with the local target's arguments ([`harness_core::workload_args`]), the scenario's
 //! readiness probe on `/readyz` of the container the Service targets, its rolling-update
 //! strategy, termination (grace period, preStop) and placement (zones and nodes as required
-//! node affinity on the zone label and on `harness/node`, topology spread constraints).
+//! node affinity on the zone label and on `harness/node`, topology spread constraints), and
+//! with `loadBalancer.readinessGate` the readiness gate `target-health.harness.io/<service>`
+//! the load balancer sets. [`rollout_patch`] is the `rollout` action: a strategic merge patch
+//! of the pod template, as `kubectl rollout restart` patches its annotation.
 //!
-//! The time scale is always 1 on kind (the capability check refuses others), so the workloads'
-//! durations are the scenario's.
+//! Durations are at the run's time scale: the workloads' through `workload_args`, the
+//! whole-second fields through [`super::durations`].
 
 use std::collections::BTreeMap;
 
-use harness_core::engine::TimeScale;
 use harness_core::scenario::model::IntOrPercent;
-use harness_core::scenario::model::{PreStop, Scenario, TopologyKey, WhenUnsatisfiable};
+use harness_core::scenario::model::{
+    PreStop, RolloutChange, Scenario, TopologyKey, WhenUnsatisfiable,
+};
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
@@ -19,14 +23,16 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction, Lifecycle,
     LifecycleHandler, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SleepAction,
-    TopologySpreadConstraint,
+    ObjectFieldSelector, PodReadinessGate, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    SleepAction, TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use workload_contract::identity;
 
+use super::durations::{ServiceSeconds, service_seconds};
+use super::loadbalancer::gate_condition;
 use super::{
     APP_LABEL, FLAGSVC_PORT, ManifestError, ROLE_LABEL, RenderInput, SIDECAR_ADMIN_PORT,
     SIDECAR_PORT, any_addr, image_of, local_addr, namespace_name, run_labels, security,
@@ -55,8 +61,8 @@ pub fn selector_labels(scenario: &Scenario) -> BTreeMap<String, String> {
     ])
 }
 
-fn seconds(d: std::time::Duration) -> i32 {
-    i32::try_from(d.as_secs()).unwrap_or(i32::MAX)
+fn seconds(s: i64) -> i32 {
+    i32::try_from(s).unwrap_or(i32::MAX)
 }
 
 fn int_or_percent(v: IntOrPercent) -> IntOrString {
@@ -126,12 +132,12 @@ pub(crate) fn base_container(name: &str, image: String, args: Vec<String>) -> Co
     }
 }
 
-fn pre_stop(scenario: &Scenario) -> Option<Lifecycle> {
+fn pre_stop(scenario: &Scenario, seconds: &ServiceSeconds) -> Option<Lifecycle> {
     let handler = match &scenario.service.termination.pre_stop {
         PreStop::None => return None,
-        PreStop::Sleep(d) => LifecycleHandler {
+        PreStop::Sleep(_) => LifecycleHandler {
             sleep: Some(SleepAction {
-                seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                seconds: seconds.pre_stop_sleep.unwrap_or_default(),
             }),
             ..Default::default()
         },
@@ -208,7 +214,8 @@ pub fn deployment(
     input: &RenderInput<'_>,
 ) -> Result<Deployment, ManifestError> {
     let svc = &scenario.service;
-    let scale = TimeScale::REAL;
+    let scale = input.time_scale;
+    let secs = service_seconds(scenario, scale)?;
     let zone = match svc.placement.zones.as_slice() {
         [only] => Some(only.as_str()),
         _ => None,
@@ -224,7 +231,7 @@ pub fn deployment(
         flagsvc_args(svc.service_time, svc.sse, &svc.app, scale, flagsvc_listen).to_args(),
     );
     app.env = Some(identity_env(zone));
-    app.lifecycle = pre_stop(scenario);
+    app.lifecycle = pre_stop(scenario, &secs);
     let mut containers = vec![app];
     let probe_port = match &svc.sidecar {
         Some(limits) => {
@@ -246,7 +253,7 @@ pub fn deployment(
                 port("http", SIDECAR_PORT),
                 port("admin", SIDECAR_ADMIN_PORT),
             ]);
-            sidecar.lifecycle = pre_stop(scenario);
+            sidecar.lifecycle = pre_stop(scenario, &secs);
             containers.push(sidecar);
             SIDECAR_PORT
         }
@@ -262,8 +269,8 @@ pub fn deployment(
             port: IntOrString::Int(i32::from(probe_port)),
             ..Default::default()
         }),
-        period_seconds: Some(seconds(probe.period).max(1)),
-        initial_delay_seconds: Some(seconds(probe.initial_delay)),
+        period_seconds: Some(seconds(secs.probe_period)),
+        initial_delay_seconds: Some(seconds(secs.probe_initial_delay)),
         failure_threshold: Some(i32::try_from(probe.failure_threshold).unwrap_or(i32::MAX)),
         success_threshold: Some(i32::try_from(probe.success_threshold).unwrap_or(i32::MAX)),
         timeout_seconds: Some(1),
@@ -288,7 +295,7 @@ pub fn deployment(
                 match_labels: Some(selector_labels(scenario)),
                 ..Default::default()
             },
-            min_ready_seconds: Some(seconds(strategy.min_ready)),
+            min_ready_seconds: Some(seconds(secs.min_ready)),
             strategy: Some(DeploymentStrategy {
                 type_: Some("RollingUpdate".to_owned()),
                 rolling_update: Some(RollingUpdateDeployment {
@@ -308,9 +315,8 @@ pub fn deployment(
                         (SCENARIO_NODE_LABEL, svc.placement.nodes.clone()),
                     ]),
                     topology_spread_constraints: spread_constraints(scenario),
-                    termination_grace_period_seconds: Some(
-                        i64::try_from(svc.termination.grace_period.as_secs()).unwrap_or(i64::MAX),
-                    ),
+                    termination_grace_period_seconds: Some(secs.grace_period),
+                    readiness_gates: readiness_gates(scenario),
                     security_context: Some(security::pod()),
                     volumes: Some(vec![security::tmp_volume()]),
                     automount_service_account_token: Some(false),
@@ -322,4 +328,74 @@ pub fn deployment(
         },
         ..Default::default()
     })
+}
+
+/// The readiness gate the load balancer sets, when the scenario asks for one.
+fn readiness_gates(scenario: &Scenario) -> Option<Vec<PodReadinessGate>> {
+    scenario
+        .load_balancer
+        .as_ref()
+        .filter(|lb| lb.readiness_gate)
+        .map(|_| {
+            vec![PodReadinessGate {
+                condition_type: gate_condition(scenario),
+            }]
+        })
+}
+
+/// The pod-template annotation a `rollout` sets (after `kubectl rollout restart`'s
+/// `kubectl.kubernetes.io/restartedAt`): a new value is a new template, so a new ReplicaSet.
+pub const RESTARTED_AT: &str = "harness.io/restarted-at";
+
+/// The scenario as the new revision of `change` runs it.
+pub fn revised(scenario: &Scenario, change: &RolloutChange) -> Scenario {
+    let mut next = scenario.clone();
+    let svc = &mut next.service;
+    if let Some(delay) = change.drain_delay {
+        svc.app.drain_delay = delay;
+    }
+    if let Some(pre_stop) = &change.pre_stop {
+        svc.termination.pre_stop = pre_stop.clone();
+    }
+    if let Some(grace) = change.grace_period {
+        svc.termination.grace_period = grace;
+    }
+    next
+}
+
+/// The strategic merge patch of the `rollout` action: the pod template's [`RESTARTED_AT`]
+/// annotation (`restarted_at`, RFC 3339) and, for a changed setting, the new revision's
+/// containers (merged by name: their `args` and `lifecycle`, `null` removing a hook) and grace
+/// period. `scenario` is the revision running now.
+pub fn rollout_patch(
+    scenario: &Scenario,
+    change: &RolloutChange,
+    input: &RenderInput<'_>,
+    restarted_at: &str,
+) -> Result<serde_json::Value, ManifestError> {
+    let mut template = serde_json::json!({
+        "metadata": { "annotations": { RESTARTED_AT: restarted_at } }
+    });
+    let changed =
+        change.drain_delay.is_some() || change.pre_stop.is_some() || change.grace_period.is_some();
+    if changed {
+        let next = deployment(&revised(scenario, change), input)?;
+        let spec = next.spec.template.spec.unwrap_or_default();
+        let containers: Vec<serde_json::Value> = spec
+            .containers
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "name": c.name,
+                    "args": c.args,
+                    "lifecycle": c.lifecycle,
+                })
+            })
+            .collect();
+        template["spec"] = serde_json::json!({
+            "terminationGracePeriodSeconds": spec.termination_grace_period_seconds,
+            "containers": containers,
+        });
+    }
+    Ok(serde_json::json!({ "spec": { "template": template } }))
 }

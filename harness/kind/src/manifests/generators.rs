@@ -1,12 +1,12 @@
 //! One Pod per scenario generator: loadgen with the local target's arguments
-//! ([`harness_core::workload_args::loadgen_args`]), sending to the Service (its ClusterIP, so
-//! through the real kube-proxy of the node it runs on), pinned to its zone by required node
+//! ([`harness_core::workload_args::loadgen_args`], its length at the run's time scale), sending
+//! to the Service (its ClusterIP, so through the real kube-proxy of the node it runs on) or,
+//! `via: loadBalancer`, to the load balancer's Service, pinned to its zone by required node
 //! affinity on `topology.kubernetes.io/zone`, never restarted. Its report goes to standard
 //! output (no `--output-file`: a finished pod's files cannot be read through the API, its log
 //! can), and the harness reads it from the pod's log when the pod has finished.
 
-use harness_core::engine::TimeScale;
-use harness_core::scenario::model::{Generator, Scenario};
+use harness_core::scenario::model::{Generator, Scenario, Via};
 use harness_core::workload_args::loadgen_args;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -62,11 +62,15 @@ pub fn generator_pod(
     generator: &Generator,
 ) -> Result<Pod, ManifestError> {
     let name = generator_pod_name(generator)?;
-    let target = format!("{}:{SERVICE_PORT}", input.service_host);
+    let host = match generator.via {
+        Via::LoadBalancer => &input.lb_host,
+        _ => &input.service_host,
+    };
+    let target = format!("{host}:{SERVICE_PORT}");
     let args = loadgen_args(
         generator,
         &scenario.load,
-        TimeScale::REAL,
+        input.time_scale,
         &target,
         Some(any_addr(LOADGEN_METRICS_PORT)),
         "/tmp/report.json".into(),

@@ -1,8 +1,11 @@
 //! The Kubernetes objects of one run on the kind target, typed (k8s-openapi) and rendered from
-//! the scenario: the run's Namespace, the service's Deployment and Service, and one Pod per load
-//! generator. Pure: the images, the run id and the address generators send to are inputs. The
+//! the scenario: the run's Namespace, the service's Deployment and Service, the load balancer's
+//! objects when the scenario has one ([`loadbalancer`]), and one Pod per load generator. Pure:
+//! the images, the run id, the time scale and the addresses generators send to are inputs. The
 //! workloads' command lines are [`harness_core::workload_args`], the same the local target
-//! starts its processes with; only the addresses differ (fixed container ports here).
+//! starts its processes with; only the addresses differ (fixed container ports here). The
+//! scenario's durations go through the run's time scale; whole-second fields that do not scale
+//! are refused ([`time`], [`durations`]).
 //!
 //! Everything carries the run's labels ([`RUN_ID_LABEL`]), every pod meets the Pod Security
 //! Standard "restricted" ([`security`]), and images are the content-tagged ones of
@@ -10,20 +13,26 @@
 //! `kind load docker-image`, never pulled).
 
 mod deployment;
+pub mod durations;
 mod generators;
+pub mod loadbalancer;
 pub mod security;
 mod service;
+pub mod time;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
 
+use harness_core::engine::TimeScale;
 use harness_core::scenario::model::Scenario;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::images::Manifest as ImageManifest;
+pub use deployment::{RESTARTED_AT, revised, rollout_patch};
 pub use generators::{generator_pod, generator_pod_name};
+pub use loadbalancer::LbObjects;
 
 /// Every object of a run carries the run id under this label: cleanup selects by it.
 pub const RUN_ID_LABEL: &str = "harness/run-id";
@@ -61,6 +70,11 @@ pub struct RenderInput<'a> {
     /// Where generators send: the Service's ClusterIP once it is known, or its DNS name for a
     /// dry run (`flagsvc.NAMESPACE.svc.cluster.local`).
     pub service_host: String,
+    /// Where generators `via: loadBalancer` send: the load balancer's Service ClusterIP once it
+    /// is known, or its DNS name for a dry run (`loadbalancer.NAMESPACE.svc.cluster.local`).
+    pub lb_host: String,
+    /// The run's time scale: the scenario's durations are scaled into the objects.
+    pub time_scale: TimeScale,
     /// The run's seed (each generator gets `seed + 1000 + index`, as on the local target).
     pub seed: u64,
 }
@@ -81,6 +95,8 @@ pub enum ManifestError {
         "generator `{generator}`: `{name}` is not a valid pod name (lower-case letters, digits and `-`, at most 63 characters); rename the generator"
     )]
     BadGeneratorName { generator: String, name: String },
+    #[error(transparent)]
+    Time(#[from] time::UnscalableSeconds),
 }
 
 /// Longest run id: the namespace `harness-<run id>` stays within 63 characters.
@@ -92,6 +108,8 @@ pub struct Manifests {
     pub namespace: Namespace,
     pub deployment: Deployment,
     pub service: Service,
+    /// The load balancer's objects, when the scenario has one.
+    pub load_balancer: Option<LbObjects>,
     /// One per scenario generator, in scenario order.
     pub generators: Vec<Pod>,
 }
@@ -106,6 +124,15 @@ pub fn service_dns_name(scenario: &Scenario, run_id: &str) -> String {
     format!(
         "{}.{}.svc.cluster.local",
         scenario.service.name,
+        namespace_name(run_id)
+    )
+}
+
+/// The DNS name of the load balancer's Service in the run's namespace.
+pub fn lb_dns_name(run_id: &str) -> String {
+    format!(
+        "{}.{}.svc.cluster.local",
+        loadbalancer::LB_NAME,
         namespace_name(run_id)
     )
 }
@@ -183,6 +210,7 @@ pub fn render(scenario: &Scenario, input: &RenderInput<'_>) -> Result<Manifests,
         namespace: namespace(scenario, input.run_id),
         deployment: deployment::deployment(scenario, input)?,
         service: service::service(scenario, input.run_id),
+        load_balancer: loadbalancer::objects(scenario, input)?,
         generators,
     })
 }
@@ -194,7 +222,8 @@ fn yaml<T: serde::Serialize>(object: &T) -> String {
 }
 
 impl Manifests {
-    /// The objects in apply order (Namespace, Service, Deployment, generators) as YAML
+    /// The objects in apply order (Namespace, Service, the load balancer's ServiceAccount,
+    /// Role, RoleBinding, Service and Deployment, the service's Deployment, generators) as YAML
     /// documents, each with a `# NN-kind-name` comment naming it.
     pub fn documents(&self) -> Vec<(String, String)> {
         let mut docs = vec![
@@ -206,11 +235,21 @@ impl Manifests {
                 format!("service-{}", name_of(&self.service.metadata)),
                 yaml(&self.service),
             ),
-            (
-                format!("deployment-{}", name_of(&self.deployment.metadata)),
-                yaml(&self.deployment),
-            ),
         ];
+        if let Some(lb) = &self.load_balancer {
+            let name = name_of(&lb.deployment.metadata);
+            docs.extend([
+                (format!("serviceaccount-{name}"), yaml(&lb.service_account)),
+                (format!("role-{name}"), yaml(&lb.role)),
+                (format!("rolebinding-{name}"), yaml(&lb.role_binding)),
+                (format!("service-{name}"), yaml(&lb.service)),
+                (format!("deployment-{name}"), yaml(&lb.deployment)),
+            ]);
+        }
+        docs.push((
+            format!("deployment-{}", name_of(&self.deployment.metadata)),
+            yaml(&self.deployment),
+        ));
         for pod in &self.generators {
             docs.push((format!("pod-{}", name_of(&pod.metadata)), yaml(pod)));
         }

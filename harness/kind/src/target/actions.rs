@@ -9,6 +9,7 @@
 //! | `setAllocatableCpu` | rewrites the kubelet's `--kube-reserved=cpu=` (scaled as the plan scales every node) and restarts it |
 //! | `scale` | the Deployment's scale subresource |
 //! | `killPod` / `killPickedPod` | deletes the pod (its grace period is the Deployment's) |
+//! | `rollout` | a strategic merge patch of the Deployment's pod template ([`super::rollout`]) |
 //!
 //! `killPod: {pod: N}` means the N-th service pod of the run in creation order (the local
 //! target names that pod `pod-N`). In an existing cluster node actions need
@@ -157,7 +158,8 @@ pub(super) async fn act(
                 })?
                 .map_err(KindError::from)
         }
-        Action::Rollout(_) | Action::ReloadIngress(_) | Action::RestartIngress(_) => {
+        Action::Rollout(change) => super::rollout::rollout(run, change).await,
+        Action::ReloadIngress(_) | Action::RestartIngress(_) => {
             Err(KindError::Unsupported(event.to_string()))
         }
     }

@@ -1,13 +1,14 @@
 //! The load and what is measured on kind: the generator pods (created at the load's start, or
 //! at their `startAt`), the sidecars' metrics scraped every second through the API server's pod
-//! proxy, and at the end each generator's report read from its pod's log, the samples and the
-//! timeline as the same [`RunData`] the local target returns.
+//! proxy, and at the end each generator's report read from its pod's log, the load balancer's
+//! accounting (through the pod proxy), the samples and the timeline as the same [`RunData`] the
+//! local target returns.
 
 use std::time::Duration;
 
 use harness_core::engine::{RunClock, TargetError};
 use harness_core::measure::{EventKind, GeneratorRun, PodRun, PodSample, RecordedEvent, RunData};
-use harness_core::scenario::model::Scenario;
+use harness_core::scenario::model::{Scenario, Via};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use workload_contract::loadgen::Report;
@@ -57,17 +58,19 @@ pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<()
         .images
         .clone()
         .ok_or_else(|| TargetError::new("starting the load", KindError::NotDeployed))?;
-    let service = api
-        .get_service(&ns, &run.scenario.service.name)
-        .await
-        .map_err(|e| TargetError::new("reading the Service's ClusterIP", e))?;
-    let cluster_ip = service
-        .spec
-        .and_then(|s| s.cluster_ip)
-        .filter(|ip| !ip.is_empty() && ip != "None")
-        .ok_or_else(|| {
-            TargetError::new("reading the Service's ClusterIP", KindError::NoClusterIp)
-        })?;
+    let service_ip = cluster_ip(&api, &ns, &run.scenario.service.name).await?;
+    let via_lb = run
+        .scenario
+        .load
+        .generators
+        .iter()
+        .any(|g| g.via == Via::LoadBalancer);
+    let lb_ip = if via_lb {
+        cluster_ip(&api, &ns, manifests::loadbalancer::LB_NAME).await?
+    } else {
+        manifests::lb_dns_name(&run.ctx.run_id)
+    };
+    let hosts = (service_ip, lb_ip);
     run.sampler = Some(tokio::spawn(sample(
         *clock,
         api.clone(),
@@ -78,7 +81,7 @@ pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<()
         run.stop_sampler.clone(),
     )));
     for (i, generator) in run.scenario.load.generators.clone().iter().enumerate() {
-        let pod = generator_pod(&run.scenario, &run.ctx, &images, &cluster_ip, i)
+        let pod = generator_pod(&run.scenario, &run.ctx, &images, &hosts, i)
             .map_err(|e| TargetError::new(format!("rendering generator {}", generator.name), e))?;
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
         if generator.start_at.is_zero() {
@@ -116,17 +119,34 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The ClusterIP of Service `name`.
+async fn cluster_ip(api: &KubeApi, ns: &str, name: &str) -> Result<String, TargetError> {
+    let what = format!("reading Service {name}'s ClusterIP");
+    let service = api
+        .get_service(ns, name)
+        .await
+        .map_err(|e| TargetError::new(what.clone(), e))?;
+    service
+        .spec
+        .and_then(|s| s.cluster_ip)
+        .filter(|ip| !ip.is_empty() && ip != "None")
+        .ok_or_else(|| TargetError::new(what, KindError::NoClusterIp))
+}
+
+/// Generator `index`'s pod, sending to `hosts` (the Service's ClusterIP, the load balancer's).
 fn generator_pod(
     scenario: &Scenario,
     ctx: &harness_core::engine::RunContext,
     images: &ImageManifest,
-    cluster_ip: &str,
+    hosts: &(String, String),
     index: usize,
 ) -> Result<k8s_openapi::api::core::v1::Pod, KindError> {
     let input = RenderInput {
         run_id: &ctx.run_id,
         images,
-        service_host: cluster_ip.to_owned(),
+        service_host: hosts.0.clone(),
+        lb_host: hosts.1.clone(),
+        time_scale: ctx.time_scale,
         seed: ctx.seed,
     };
     Ok(manifests::generator_pod(
@@ -319,14 +339,23 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
             },
         ));
     }
+    let (lb, lb_routable) = match &run.lb_pod {
+        Some(pod) => {
+            let stats = super::lb::stats(&api, &ns, pod)
+                .await
+                .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
+            super::lb::on_clock(&stats, &clock)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     Ok(RunData {
         load_started_unix_ms: clock.load_start_unix_ms,
         duration_s,
         generators,
         pods,
         events,
-        lb: Vec::new(),
-        lb_routable: Vec::new(),
+        lb,
+        lb_routable,
     })
 }
 

@@ -1,5 +1,7 @@
-//! Deploy and teardown on kind: tools, cluster, images, spare nodes, the run's objects, the
-//! watchers, and the wait for the Deployment's pods; and undoing all of it.
+//! Deploy and teardown on kind: tools, cluster, images, spare nodes, the run's objects (the
+//! load balancer's too), the watchers, and the wait for the Deployment's pods and the load
+//! balancer's; and undoing all of it. At a time scale other than 1 the real timings used are a
+//! note on the timeline.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -122,6 +124,8 @@ pub(super) async fn deploy(
         clock: None,
         deployed_at: Instant::now(),
         last_counters: None,
+        revision: (1, scenario.clone()),
+        lb_pod: None,
     });
 
     // Before anything is created: the tools, the images, the cluster's name.
@@ -240,6 +244,8 @@ pub(super) async fn deploy(
             run_id: &ctx.run_id,
             images: &images,
             service_host: manifests::service_dns_name(scenario, &ctx.run_id),
+            lb_host: manifests::lb_dns_name(&ctx.run_id),
+            time_scale: ctx.time_scale,
             seed: ctx.seed,
         },
     )
@@ -260,10 +266,20 @@ pub(super) async fn deploy(
             message: format!("no model check: {e}"),
         }]),
     }
+    if !ctx.time_scale.is_real() {
+        run.recorder.record(vec![EventKind::Note {
+            message: manifests::durations::timings(scenario, ctx.time_scale).to_string(),
+        }]);
+    }
+    let rollouts = scenario
+        .timeline
+        .iter()
+        .any(|e| matches!(e.action, harness_core::scenario::model::Action::Rollout(_)));
     run.tasks = spawn_watchers(
         &client,
         &ns,
         &scenario.service.name,
+        rollouts,
         &run.recorder,
         &run.stop,
     );
@@ -271,15 +287,40 @@ pub(super) async fn deploy(
         .await
         .map_err(KindError::from)
         .map_err(fail("applying the Service"))?;
+    if let Some(lb) = &manifests.load_balancer {
+        super::lb::apply(&api, lb)
+            .await
+            .map_err(fail("applying the load balancer"))?;
+    }
     api.apply_namespaced(&manifests.deployment)
         .await
         .map_err(KindError::from)
         .map_err(fail("applying the Deployment"))?;
     let probe = scenario.service.readiness_probe;
+    let scale = ctx.time_scale;
+    // With a readiness gate a pod is Ready only once the load balancer registered it.
+    let registration = scenario
+        .load_balancer
+        .as_ref()
+        .filter(|lb| lb.readiness_gate)
+        .map(|lb| {
+            lb.registration_lag
+                + lb.health_check
+                    .as_ref()
+                    .map(|hc| hc.interval * hc.healthy_threshold)
+                    .unwrap_or_default()
+        })
+        .unwrap_or_default();
     let limit = READY_SLACK
         + scenario.service.startup.latency
-        + probe.timing().ready_after(probe.success_threshold)
-        + probe.period * 2;
+        + scale.wall(probe.timing().ready_after(probe.success_threshold) + probe.period * 2)
+        + scale.wall(registration);
+    if manifests.load_balancer.is_some() {
+        let pod = super::lb::wait_pod(&api, &ns)
+            .await
+            .map_err(fail("waiting for the load balancer"))?;
+        run.lb_pod = Some(pod);
+    }
     wait_ready(&api, &ns, scenario, limit)
         .await
         .map_err(fail("waiting for the pods to become ready"))

@@ -64,6 +64,16 @@ pub enum KindError {
     Unsupported(String),
     #[error("generator `{generator}`: {reason}")]
     Generator { generator: String, reason: String },
+    #[error(
+        "the load balancer's accounting from pod {pod} (GET /stats through the pod proxy) is not its JSON: {reason}"
+    )]
+    LbStats { pod: String, reason: String },
+    #[error(
+        "the load balancer's pod was not ready after {}s: {}; see `kubectl -n NAMESPACE logs deploy/loadbalancer`",
+        waited.as_secs(),
+        pods.join("; ")
+    )]
+    LbNotReady { waited: Duration, pods: Vec<String> },
     #[error("the kind target was used before deploy")]
     NotDeployed,
     #[error("{context}: {source}")]

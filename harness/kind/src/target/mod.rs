@@ -1,28 +1,31 @@
 //! [`KindTarget`]: the engine's `Target` on a kind cluster (or, with
 //! `--allow-existing-cluster`, any cluster). Deploy checks the tools, creates or reuses the
 //! cluster, loads the images, takes the spare nodes out, applies the Namespace, Service and
-//! Deployment by server-side apply and waits for the pods; the watchers
-//! ([`crate::watch`]) write the timeline from then on. Load creates the generator pods;
-//! actions go to kubelets (`docker exec`), Nodes, the scale subresource and pods; collect reads
-//! the generators' reports from their logs and the sidecar samples scraped through the pod
-//! proxy; teardown deletes the namespace, and the cluster when this run created it.
+//! Deployment (and the load balancer's objects, [`lb`]) by server-side apply and waits for the
+//! pods; the watchers ([`crate::watch`]) write the timeline from then on. Load creates the
+//! generator pods; actions go to kubelets (`docker exec`), Nodes, the scale subresource, pods
+//! and the Deployment's pod template ([`rollout`]); collect reads the generators' reports from
+//! their logs, the sidecar samples scraped through the pod proxy and the load balancer's
+//! accounting; teardown deletes the namespace, and the cluster when this run created it.
 
 mod actions;
 mod collect;
 mod deploy;
 mod error;
+mod lb;
 mod options;
+mod rollout;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use harness_core::engine::{
-    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError,
+    Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, TimeScale,
 };
 use harness_core::measure::{EventKind, PodSample, RunData};
 use harness_core::report::ModelAgreement;
-use harness_core::scenario::model::{Scenario, TimelineEvent};
+use harness_core::scenario::model::{Action, Scenario, TimelineEvent};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +33,7 @@ use crate::api::KubeApi;
 use crate::cluster::ClusterPlan;
 use crate::images::Manifest as ImageManifest;
 use crate::lifecycle::Cluster;
-use crate::manifests::LOADGEN_METRICS_PORT;
+use crate::manifests::{LOADGEN_METRICS_PORT, durations};
 use crate::watch::Recorder;
 pub use error::KindError;
 pub use options::{ClusterMode, ContextError, KindOptions, choose_mode};
@@ -76,6 +79,11 @@ struct Running {
     deployed_at: tokio::time::Instant,
     /// The generators' counters at the previous observation, for live rates.
     last_counters: Option<(tokio::time::Instant, LoadgenCounters)>,
+    /// The Deployment's revision (1 as deployed, +1 per `rollout`) and the scenario as that
+    /// revision runs it.
+    revision: (u32, Scenario),
+    /// The load balancer's pod, once ready.
+    lb_pod: Option<String>,
 }
 
 impl KindTarget {
@@ -180,6 +188,29 @@ impl Running {
     }
 }
 
+/// What the kind target refuses at `time_scale` (beyond its capabilities): whole-second fields
+/// that do not scale ([`durations::check`]), and a node turning NotReady, whose timing is the
+/// node lifecycle controller's `node-monitor-grace-period` against the kubelet's lease
+/// renewals — a cluster setting not scaled here.
+pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
+    let mut out: Vec<String> = durations::check(scenario, time_scale)
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect();
+    let stops_a_node = scenario
+        .timeline
+        .iter()
+        .any(|e| matches!(e.action, Action::SetNodeReady { ready: false, .. }));
+    if stops_a_node && !time_scale.is_real() {
+        out.push(format!(
+            "setNodeReady: false at time scale {time_scale}: the node turns NotReady after the \
+             controller manager's node-monitor-grace-period against the kubelet's 10 s lease \
+             renewals, cluster settings the kind target does not scale; run with --time-scale 1"
+        ));
+    }
+    out
+}
+
 impl Target for KindTarget {
     fn name(&self) -> &'static str {
         "kind"
@@ -194,6 +225,9 @@ impl Target for KindTarget {
             Capability::TrafficDistribution,
             Capability::Scale,
             Capability::KillPod,
+            Capability::Rollout,
+            Capability::LoadBalancer,
+            Capability::TimeScale,
         ]);
         if matches!(self.options.mode, ClusterMode::Existing { .. }) {
             // Another cluster's nodes are no containers to `docker exec` into: only their Node
@@ -210,9 +244,12 @@ impl Target for KindTarget {
                 Capability::SetAllocatableCpu,
             ]);
         }
-        // Not (yet) on kind: rollout, the autoscaler, the load balancer; and no time scale
-        // other than 1: a real cluster keeps Kubernetes' own clocks.
+        // Not (yet) on kind: the autoscaler and ingress replicas.
         can
+    }
+
+    fn refusals(&self, scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
+        refusals(scenario, time_scale)
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
