@@ -1,12 +1,15 @@
 //! The run's Kubernetes objects: golden files (`UPDATE_GOLDENS=1 cargo test -p harness-kind
 //! --test manifests` to rewrite them after an intended change), Pod Security "restricted" on
 //! every pod and container, the workloads' arguments equal to the local target's, routing,
-//! placement and generator pinning as the scenario says.
+//! placement and generator pinning as the scenario says; the load balancer's objects and the
+//! readiness gate; the `rollout` patch; durations at the scenario's time scale, refused where
+//! a whole-second field does not scale.
 
 use std::path::PathBuf;
 
 use harness_core::engine::TimeScale;
 use harness_core::scenario::load_scenario;
+use harness_core::scenario::model::Scenario;
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use harness_kind::images::{BuiltImage, Manifest};
 use harness_kind::manifests::{
@@ -35,22 +38,27 @@ fn images() -> Manifest {
             image("flagsvc", "1111111111111111"),
             image("sidecar", "2222222222222222"),
             image("loadgen", "3333333333333333"),
+            image("loadbalancer", "4444444444444444"),
         ],
     )
 }
 
+fn input<'a>(scenario: &Scenario, images: &'a Manifest, scale: TimeScale) -> RenderInput<'a> {
+    RenderInput {
+        run_id: "golden",
+        images,
+        service_host: manifests::service_dns_name(scenario, "golden"),
+        lb_host: manifests::lb_dns_name("golden"),
+        time_scale: scale,
+        seed: 1,
+    }
+}
+
+/// The scenario's objects at its own time scale.
 fn render(path: &str, variant: Option<&str>) -> Manifests {
     let scenario = load_scenario(&repo(path), variant).unwrap();
-    manifests::render(
-        &scenario,
-        &RenderInput {
-            run_id: "golden",
-            images: &images(),
-            service_host: manifests::service_dns_name(&scenario, "golden"),
-            seed: 1,
-        },
-    )
-    .unwrap()
+    let scale = TimeScale::new(scenario.time_scale).unwrap();
+    manifests::render(&scenario, &input(&scenario, &images(), scale)).unwrap()
 }
 
 const CASES: &[(&str, Option<&str>, &str)] = &[
@@ -68,6 +76,16 @@ const CASES: &[(&str, Option<&str>, &str)] = &[
         "scenarios/rollout-502.yaml",
         None,
         "manifests-rollout-502.yaml",
+    ),
+    (
+        "scenarios/rollout-502.yaml",
+        Some("readiness-gate"),
+        "manifests-rollout-502-readiness-gate.yaml",
+    ),
+    (
+        "scenarios/rollout-502.yaml",
+        Some("distroless"),
+        "manifests-rollout-502-distroless.yaml",
     ),
 ];
 
@@ -169,6 +187,10 @@ fn every_pod_meets_pod_security_restricted() {
         assert_eq!(labels[RUN_ID_LABEL], "golden");
         let template = m.deployment.spec.template.spec.as_ref().unwrap();
         restricted(template, &format!("{path}: deployment"));
+        if let Some(lb) = &m.load_balancer {
+            let spec = lb.deployment.spec.template.spec.as_ref().unwrap();
+            restricted(spec, &format!("{path}: load balancer"));
+        }
         for pod in &m.generators {
             restricted(pod.spec.as_ref().unwrap(), &format!("{path}: generator"));
             assert_eq!(
@@ -316,6 +338,8 @@ fn bad_run_ids_and_missing_images_are_refused() {
         run_id,
         images: &images,
         service_host: "10.96.0.10".into(),
+        lb_host: "10.96.0.11".into(),
+        time_scale: TimeScale::REAL,
         seed: 1,
     };
     for bad in ["", "Upper", "a_b", "-a", &"x".repeat(60)] {
@@ -329,9 +353,204 @@ fn bad_run_ids_and_missing_images_are_refused() {
             run_id: "r",
             images: &empty,
             service_host: "10.96.0.10".into(),
+            lb_host: "10.96.0.11".into(),
+            time_scale: TimeScale::REAL,
             seed: 1,
         },
     )
     .unwrap_err();
     assert!(err.to_string().contains("make images"), "{err}");
+}
+
+/// rollout-502 on kind: the load balancer's objects in apply order with the contract's RBAC,
+/// its flags the local target's plus the in-cluster ones, generators sending to it, and the
+/// readiness gate on the service's pods only in the readiness-gate variant.
+#[test]
+fn the_load_balancer_runs_in_the_cluster() {
+    use harness_core::workload_args::loadbalancer_args;
+    let m = render("scenarios/rollout-502.yaml", Some("readiness-gate"));
+    let names: Vec<String> = m.documents().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        [
+            "01-namespace-harness-golden",
+            "02-service-flagsvc",
+            "03-serviceaccount-loadbalancer",
+            "04-role-loadbalancer",
+            "05-rolebinding-loadbalancer",
+            "06-service-loadbalancer",
+            "07-deployment-loadbalancer",
+            "08-deployment-flagsvc",
+            "09-pod-gen-alb-clients",
+        ]
+    );
+    let lb = m.load_balancer.as_ref().unwrap();
+    let rules: Vec<(String, String, Vec<String>)> = lb
+        .role
+        .rules
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            (
+                r.api_groups.unwrap().join(","),
+                r.resources.unwrap().join(","),
+                r.verbs,
+            )
+        })
+        .collect();
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        rules,
+        [
+            ("discovery.k8s.io".into(), "endpointslices".into(), v(&["list", "watch"])),
+            ("".into(), "services".into(), v(&["get"])),
+            ("".into(), "pods".into(), v(&["get", "list", "watch"])),
+            ("".into(), "pods/status".into(), v(&["patch"])),
+        ]
+    );
+    let subject = &lb.role_binding.subjects.as_ref().unwrap()[0];
+    assert_eq!(
+        (subject.kind.as_str(), subject.name.as_str(), subject.namespace.as_deref()),
+        ("ServiceAccount", "loadbalancer", Some("harness-golden"))
+    );
+    assert_eq!(lb.role_binding.role_ref.name, "loadbalancer");
+    let spec = lb.deployment.spec.template.spec.as_ref().unwrap();
+    assert_eq!(spec.service_account_name.as_deref(), Some("loadbalancer"));
+    assert_eq!(lb.deployment.spec.replicas, Some(1));
+    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), Some("readiness-gate")).unwrap();
+    let any = |port| std::net::SocketAddr::from(([0, 0, 0, 0], port));
+    let mut want = loadbalancer_args(
+        scenario.load_balancer.as_ref().unwrap(),
+        TimeScale::new(0.1).unwrap(),
+        any(8080),
+        any(9901),
+    )
+    .to_args();
+    want.extend(v(&[
+        "--watch-service",
+        "flagsvc",
+        "--target-port",
+        "8080",
+        "--readiness-gate",
+        "target-health.harness.io/flagsvc",
+    ]));
+    let container = &spec.containers[0];
+    assert_eq!(container.args.as_ref().unwrap(), &want);
+    // 60 s registration lag at 0.1: 6 s, as locally.
+    let lag = want.iter().position(|a| a == "--registration-lag").unwrap();
+    assert_eq!(want[lag + 1], "6000ms");
+    let env = container.env.as_ref().unwrap();
+    let ns = env.iter().find(|e| e.name == "POD_NAMESPACE").unwrap();
+    assert_eq!(
+        ns.value_from.as_ref().unwrap().field_ref.as_ref().unwrap().field_path,
+        "metadata.namespace"
+    );
+    let port = lb.service.spec.as_ref().unwrap().ports.clone().unwrap()[0].clone();
+    assert_eq!(port.port, 80);
+    assert_eq!(
+        port.target_port,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(8080))
+    );
+    let args = m.generators[0].spec.as_ref().unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap();
+    let url = args.iter().position(|a| a == "--url").unwrap();
+    assert_eq!(
+        args[url + 1],
+        "http://loadbalancer.harness-golden.svc.cluster.local:80/flags/demo"
+    );
+    let gates = m.deployment.spec.template.spec.as_ref().unwrap().readiness_gates.clone();
+    assert_eq!(
+        gates.unwrap()[0].condition_type,
+        "target-health.harness.io/flagsvc"
+    );
+    let fixed = render("scenarios/rollout-502.yaml", Some("fixed"));
+    assert!(fixed.deployment.spec.template.spec.unwrap().readiness_gates.is_none());
+    let lb_args = fixed.load_balancer.unwrap().deployment.spec.template.spec.unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap();
+    assert!(!lb_args.contains(&"--readiness-gate".to_owned()), "{lb_args:?}");
+    // No load balancer in the scenario: none in the cluster.
+    assert!(render("scenarios/topology-skew.yaml", None).load_balancer.is_none());
+}
+
+/// At rollout-502's time scale 0.1 the whole-second fields are scaled: preStop sleep 30 s →
+/// 3, grace period 60 s → 6, probe period 10 s → 1; at 0.05 the probe period would be 0.5 s,
+/// which Kubernetes cannot hold: refused naming the field and a scale that works.
+#[test]
+fn durations_are_scaled_and_unscalable_ones_refused() {
+    let m = render("scenarios/rollout-502.yaml", Some("fixed"));
+    let spec = m.deployment.spec.template.spec.clone().unwrap();
+    assert_eq!(spec.termination_grace_period_seconds, Some(6));
+    let app = &spec.containers[0];
+    let sleep = app.lifecycle.clone().unwrap().pre_stop.unwrap().sleep.unwrap();
+    assert_eq!(sleep.seconds, 3);
+    assert_eq!(app.readiness_probe.clone().unwrap().period_seconds, Some(1));
+    let args = m.generators[0].spec.as_ref().unwrap().containers[0].args.clone().unwrap();
+    let d = args.iter().position(|a| a == "--duration").unwrap();
+    assert_eq!(args[d + 1], "27000ms", "(30 s + 4 min) × 0.1");
+
+    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), Some("fixed")).unwrap();
+    let images = images();
+    let err = manifests::render(
+        &scenario,
+        &input(&scenario, &images, TimeScale::new(0.05).unwrap()),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("service.readinessProbe.period: 10s at time scale 0.05 is 0.5 s"),
+        "{text}"
+    );
+    assert!(text.contains("--time-scale 0.1"), "{text}");
+}
+
+/// The `rollout` action's patch: `restart` only touches the template's annotation; a changed
+/// preStop and grace period patch every container (by name) and the grace period, at the
+/// run's time scale; removing the hook sends `lifecycle: null`.
+#[test]
+fn the_rollout_patch_changes_the_pod_template() {
+    use harness_core::scenario::model::{PreStop, RolloutChange};
+    use std::time::Duration;
+    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), None).unwrap();
+    let images = images();
+    let input = input(&scenario, &images, TimeScale::new(0.1).unwrap());
+    let restart = RolloutChange {
+        restart: true,
+        drain_delay: None,
+        pre_stop: None,
+        grace_period: None,
+    };
+    let at = "2026-12-01T15:00:00.000Z";
+    let body = manifests::rollout_patch(&scenario, &restart, &input, at).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({ "spec": { "template": { "metadata": {
+            "annotations": { manifests::RESTARTED_AT: at } } } } })
+    );
+    let change = RolloutChange {
+        restart: false,
+        drain_delay: None,
+        pre_stop: Some(PreStop::Sleep(Duration::from_secs(30))),
+        grace_period: Some(Duration::from_secs(60)),
+    };
+    let body = manifests::rollout_patch(&scenario, &change, &input, at).unwrap();
+    let spec = &body["spec"]["template"]["spec"];
+    assert_eq!(spec["terminationGracePeriodSeconds"], 6);
+    assert_eq!(spec["containers"][0]["name"], "flagsvc");
+    assert_eq!(spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"], 3);
+    assert!(spec["containers"][0]["args"].is_array());
+    let fixed = manifests::revised(&scenario, &change);
+    let removed = RolloutChange {
+        restart: false,
+        drain_delay: None,
+        pre_stop: Some(PreStop::None),
+        grace_period: None,
+    };
+    let body = manifests::rollout_patch(&fixed, &removed, &input, at).unwrap();
+    assert!(body["spec"]["template"]["spec"]["containers"][0]["lifecycle"].is_null());
+    assert_eq!(body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 6);
 }
