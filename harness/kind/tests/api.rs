@@ -351,7 +351,7 @@ async fn watched_slices_become_hint_events_and_a_dropped_watch_is_noted() {
         "ap-northeast-2c".into(),
     ]));
     let stop = CancellationToken::new();
-    let tasks = spawn_watchers(&client, NS, "flagsvc", &recorder, &stop);
+    let tasks = spawn_watchers(&client, NS, "flagsvc", false, &recorder, &stop);
     wait_for(&recorder, "hints on, off, on", |e| {
         hints_events(e) == [true, false, true]
     })

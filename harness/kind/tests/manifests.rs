@@ -403,7 +403,11 @@ fn the_load_balancer_runs_in_the_cluster() {
     assert_eq!(
         rules,
         [
-            ("discovery.k8s.io".into(), "endpointslices".into(), v(&["list", "watch"])),
+            (
+                "discovery.k8s.io".into(),
+                "endpointslices".into(),
+                v(&["list", "watch"])
+            ),
             ("".into(), "services".into(), v(&["get"])),
             ("".into(), "pods".into(), v(&["get", "list", "watch"])),
             ("".into(), "pods/status".into(), v(&["patch"])),
@@ -411,14 +415,19 @@ fn the_load_balancer_runs_in_the_cluster() {
     );
     let subject = &lb.role_binding.subjects.as_ref().unwrap()[0];
     assert_eq!(
-        (subject.kind.as_str(), subject.name.as_str(), subject.namespace.as_deref()),
+        (
+            subject.kind.as_str(),
+            subject.name.as_str(),
+            subject.namespace.as_deref()
+        ),
         ("ServiceAccount", "loadbalancer", Some("harness-golden"))
     );
     assert_eq!(lb.role_binding.role_ref.name, "loadbalancer");
     let spec = lb.deployment.spec.template.spec.as_ref().unwrap();
     assert_eq!(spec.service_account_name.as_deref(), Some("loadbalancer"));
     assert_eq!(lb.deployment.spec.replicas, Some(1));
-    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), Some("readiness-gate")).unwrap();
+    let scenario =
+        load_scenario(&repo("scenarios/rollout-502.yaml"), Some("readiness-gate")).unwrap();
     let any = |port| std::net::SocketAddr::from(([0, 0, 0, 0], port));
     let mut want = loadbalancer_args(
         scenario.load_balancer.as_ref().unwrap(),
@@ -443,7 +452,13 @@ fn the_load_balancer_runs_in_the_cluster() {
     let env = container.env.as_ref().unwrap();
     let ns = env.iter().find(|e| e.name == "POD_NAMESPACE").unwrap();
     assert_eq!(
-        ns.value_from.as_ref().unwrap().field_ref.as_ref().unwrap().field_path,
+        ns.value_from
+            .as_ref()
+            .unwrap()
+            .field_ref
+            .as_ref()
+            .unwrap()
+            .field_path,
         "metadata.namespace"
     );
     let port = lb.service.spec.as_ref().unwrap().ports.clone().unwrap()[0].clone();
@@ -461,20 +476,52 @@ fn the_load_balancer_runs_in_the_cluster() {
         args[url + 1],
         "http://loadbalancer.harness-golden.svc.cluster.local:80/flags/demo"
     );
-    let gates = m.deployment.spec.template.spec.as_ref().unwrap().readiness_gates.clone();
+    let gates = m
+        .deployment
+        .spec
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .readiness_gates
+        .clone();
     assert_eq!(
         gates.unwrap()[0].condition_type,
         "target-health.harness.io/flagsvc"
     );
     let fixed = render("scenarios/rollout-502.yaml", Some("fixed"));
-    assert!(fixed.deployment.spec.template.spec.unwrap().readiness_gates.is_none());
-    let lb_args = fixed.load_balancer.unwrap().deployment.spec.template.spec.unwrap().containers[0]
+    assert!(
+        fixed
+            .deployment
+            .spec
+            .template
+            .spec
+            .unwrap()
+            .readiness_gates
+            .is_none()
+    );
+    let lb_args = fixed
+        .load_balancer
+        .unwrap()
+        .deployment
+        .spec
+        .template
+        .spec
+        .unwrap()
+        .containers[0]
         .args
         .clone()
         .unwrap();
-    assert!(!lb_args.contains(&"--readiness-gate".to_owned()), "{lb_args:?}");
+    assert!(
+        !lb_args.contains(&"--readiness-gate".to_owned()),
+        "{lb_args:?}"
+    );
     // No load balancer in the scenario: none in the cluster.
-    assert!(render("scenarios/topology-skew.yaml", None).load_balancer.is_none());
+    assert!(
+        render("scenarios/topology-skew.yaml", None)
+            .load_balancer
+            .is_none()
+    );
 }
 
 /// At rollout-502's time scale 0.1 the whole-second fields are scaled: preStop sleep 30 s →
@@ -486,10 +533,20 @@ fn durations_are_scaled_and_unscalable_ones_refused() {
     let spec = m.deployment.spec.template.spec.clone().unwrap();
     assert_eq!(spec.termination_grace_period_seconds, Some(6));
     let app = &spec.containers[0];
-    let sleep = app.lifecycle.clone().unwrap().pre_stop.unwrap().sleep.unwrap();
+    let sleep = app
+        .lifecycle
+        .clone()
+        .unwrap()
+        .pre_stop
+        .unwrap()
+        .sleep
+        .unwrap();
     assert_eq!(sleep.seconds, 3);
     assert_eq!(app.readiness_probe.clone().unwrap().period_seconds, Some(1));
-    let args = m.generators[0].spec.as_ref().unwrap().containers[0].args.clone().unwrap();
+    let args = m.generators[0].spec.as_ref().unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap();
     let d = args.iter().position(|a| a == "--duration").unwrap();
     assert_eq!(args[d + 1], "27000ms", "(30 s + 4 min) × 0.1");
 
@@ -541,7 +598,10 @@ fn the_rollout_patch_changes_the_pod_template() {
     let spec = &body["spec"]["template"]["spec"];
     assert_eq!(spec["terminationGracePeriodSeconds"], 6);
     assert_eq!(spec["containers"][0]["name"], "flagsvc");
-    assert_eq!(spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"], 3);
+    assert_eq!(
+        spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"],
+        3
+    );
     assert!(spec["containers"][0]["args"].is_array());
     let fixed = manifests::revised(&scenario, &change);
     let removed = RolloutChange {
@@ -552,5 +612,8 @@ fn the_rollout_patch_changes_the_pod_template() {
     };
     let body = manifests::rollout_patch(&fixed, &removed, &input, at).unwrap();
     assert!(body["spec"]["template"]["spec"]["containers"][0]["lifecycle"].is_null());
-    assert_eq!(body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 6);
+    assert_eq!(
+        body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"],
+        6
+    );
 }

@@ -394,3 +394,92 @@ fn the_model_agrees_with_the_controllers_recorded_decisions() {
     assert_eq!((summary.checks, summary.agreed), (3, 2));
     assert_eq!(summary.changes[0].t_s, -9.0);
 }
+
+fn deployment(
+    generation: i64,
+    observed: i64,
+    updated: i32,
+    replicas: i32,
+    available: i32,
+) -> Change {
+    Change::Deployment(Box::new(
+        serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "flagsvc", "namespace": NS, "generation": generation },
+            "spec": { "replicas": 3, "selector": {}, "template": {} },
+            "status": { "observedGeneration": observed, "updatedReplicas": updated,
+                        "replicas": replicas, "availableReplicas": available }
+        }))
+        .unwrap(),
+    ))
+}
+
+/// A rollout is complete when the controller's status says so for the patched generation:
+/// not while the old status is still the observed one, not with surge pods or old replicas
+/// left, not with updated replicas unavailable.
+#[test]
+fn a_rollout_completes_from_the_deployments_status() {
+    use harness_core::measure::RolloutStage;
+    use harness_kind::observer::PendingRollout;
+    let mut o = Observer::new(vec![A.into()]);
+    // Before the rollout: complete at generation 1, and nothing to record.
+    assert!(o.apply(deployment(1, 1, 3, 3, 3)).is_empty());
+    let started = o.start_rollout(PendingRollout {
+        revision: 2,
+        generation: 2,
+    });
+    assert_eq!(
+        started,
+        [EventKind::Rollout {
+            revision: 2,
+            stage: RolloutStage::Started
+        }]
+    );
+    // The controller has not observed generation 2 yet; its status is the old complete one.
+    assert!(o.apply(deployment(2, 1, 3, 3, 3)).is_empty());
+    // Surge: 3 updated, 4 replicas (an old one terminating).
+    assert!(o.apply(deployment(2, 2, 3, 4, 3)).is_empty());
+    // All updated, one not yet available (minReadySeconds, probe).
+    assert!(o.apply(deployment(2, 2, 3, 3, 2)).is_empty());
+    assert_eq!(
+        o.apply(deployment(2, 2, 3, 3, 3)),
+        [EventKind::Rollout {
+            revision: 2,
+            stage: RolloutStage::Complete
+        }]
+    );
+    assert_eq!(o.pending_rollout(), None);
+    // Recorded once.
+    assert!(o.apply(deployment(2, 2, 3, 3, 3)).is_empty());
+}
+
+/// The kubelet's `FailedPreStopHook` (an exec hook on a scratch image) is a Warning on the
+/// timeline, with the pod it happened to.
+#[test]
+fn a_failed_prestop_hook_is_on_the_timeline() {
+    let mut o = Observer::new(vec![A.into()]);
+    let event: Event = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": { "name": "flagsvc-old-0.1", "namespace": NS, "uid": "u1" },
+        "involvedObject": { "kind": "Pod", "name": "flagsvc-old-0", "namespace": NS },
+        "reason": "FailedPreStopHook", "type": "Warning", "count": 1,
+        "message": "PreStopHook failed: rpc error: exec: \"sleep\": executable file not found in $PATH"
+    }))
+    .unwrap();
+    let events = o.apply(Change::Event(Box::new(event)));
+    assert_eq!(events.len(), 1);
+    match &events[0] {
+        EventKind::KubeEvent {
+            kind,
+            reason,
+            object,
+            message,
+        } => {
+            assert_eq!(*kind, kube_model::EventType::Warning);
+            assert_eq!(reason, "FailedPreStopHook");
+            assert_eq!(object, "pod/flagsvc-old-0");
+            assert!(message.contains("executable file not found"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -359,7 +359,8 @@ async fn missing_kind_stops_before_anything_is_created() {
 }
 
 /// An existing cluster: node actions are refused before anything runs unless
-/// `--may-touch-nodes`; a time scale other than 1 is refused on kind.
+/// `--may-touch-nodes`; a time scale at which topology-skew's durations cannot be held is
+/// refused on kind.
 #[tokio::test]
 async fn what_kind_cannot_do_is_refused_up_front() {
     let fakes = healthy_tools();
@@ -407,7 +408,13 @@ async fn what_kind_cannot_do_is_refused_up_front() {
     )
     .await
     .unwrap_err();
-    assert!(err.to_string().contains("run with --time-scale 1"), "{err}");
+    // topology-skew's 1 s probe period cannot be 0.1 s.
+    let text = err.to_string();
+    assert!(
+        text.contains("service.readinessProbe.period: 1s at time scale 0.1 is 0.1 s")
+            && text.contains("run at --time-scale 1"),
+        "{text}"
+    );
     assert!(fakes.calls().is_empty(), "nothing ran");
 }
 

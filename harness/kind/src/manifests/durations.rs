@@ -174,7 +174,7 @@ load:
   duration: 1m
   generators: [{ name: g, zone: z, rate: 10 }]
 timeline:
-  - { at: 10s, name: roll, rollout: { gracePeriod: 45s } }
+  - { at: 10s, name: roll, rollout: { set: { gracePeriod: 45s } } }
 "#;
 
     #[test]

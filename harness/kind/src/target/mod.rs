@@ -326,3 +326,40 @@ impl Target for KindTarget {
         deploy::teardown(run).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_core::scenario::load_scenario_str;
+
+    const NODE_STOP: &str = r#"
+apiVersion: harness/v1alpha1
+kind: Scenario
+metadata: { name: t }
+cluster:
+  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }, { name: m, allocatableCpu: "4" }] }]
+service:
+  name: s
+  replicas: 2
+  serviceTime: { fixed: 5ms }
+  readinessProbe: { period: 10s }
+load:
+  duration: 1m
+  generators: [{ name: g, zone: z, rate: 10 }]
+timeline:
+  - { at: 10s, setNodeReady: { node: n, ready: false } }
+"#;
+
+    #[test]
+    fn a_node_stop_is_refused_at_a_scaled_time_only() {
+        let s = load_scenario_str(NODE_STOP, "t.yaml", None).unwrap();
+        assert!(refusals(&s, TimeScale::REAL).is_empty());
+        let refused = refusals(&s, TimeScale::new(0.1).unwrap());
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].starts_with("setNodeReady: false at time scale 0.1")
+                && refused[0].contains("--time-scale 1"),
+            "{refused:?}"
+        );
+    }
+}
