@@ -1,11 +1,13 @@
 //! The shipped scenarios the kind target can run, on a real kind cluster: `make e2e-kind`
-//! (scripts/e2e-kind.sh) builds the images, creates the cluster `harness-topology-skew` from
-//! `harness kind-config`, and runs this with `HARNESS_E2E_KIND=1`; each variant runs with
-//! `--cluster harness-topology-skew` and its verdict and signature are checked as the local
-//! end-to-end tests check them, with the real controllers' events and the model check in
-//! summary.json. Without `HARNESS_E2E_KIND` (every machine without a cluster, this project's CI
-//! included) it says so and checks nothing. rollout-502 (rollout) and autoscaler-blind-spot
-//! (HPA) need what the kind target does not do yet, and are not run.
+//! (scripts/e2e-kind.sh) builds the images, creates the clusters `harness-topology-skew` and
+//! `harness-rollout-502` from `harness kind-config`, and runs this with `HARNESS_E2E_KIND=1`;
+//! each variant runs with `--cluster harness-<scenario>` and its verdict and signature are
+//! checked as the local end-to-end tests check them, with the real controllers' events and the
+//! model check in summary.json. Without `HARNESS_E2E_KIND` (every machine without a cluster,
+//! this project's CI included) it says so and checks nothing. rollout-502 runs behind the
+//! in-cluster load balancer at its time scale 0.1 (incident 1, fixed 0, distroless 1,
+//! slow-registration 1, readiness-gate 0). autoscaler-blind-spot (HPA) needs what the kind
+//! target does not do yet, and is not run.
 
 mod support;
 
@@ -27,9 +29,13 @@ fn enabled() -> bool {
 }
 
 fn run_on_kind(variant: &str, out: &Path) -> i32 {
+    run_scenario_on_kind("scenarios/topology-skew.yaml", CLUSTER, variant, out)
+}
+
+fn run_scenario_on_kind(file: &str, cluster: &str, variant: &str, out: &Path) -> i32 {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.args(["run", "scenarios/topology-skew.yaml", "--target", "kind"])
-        .args(["--variant", variant, "--cluster", CLUSTER, "--seed", "7"])
+    cmd.args(["run", file, "--target", "kind"])
+        .args(["--variant", variant, "--cluster", cluster, "--seed", "7"])
         .arg("--out")
         .arg(out)
         .current_dir(workspace_root());
@@ -80,4 +86,54 @@ fn topology_skew_on_kind() {
     let s = summary(&fixed);
     assert_eq!(s["verdict"], "pass");
     assert_eq!(s["hints"]["events"].as_array().map_or(0, Vec::len), 0);
+}
+
+const ROLLOUT_CLUSTER: &str = "harness-rollout-502";
+
+/// rollout-502 behind the in-cluster load balancer: each variant's exit code and signature.
+#[test]
+fn rollout_502_on_kind() {
+    if !enabled() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |variant: &str| {
+        let out = dir.path().join(variant);
+        let code =
+            run_scenario_on_kind("scenarios/rollout-502.yaml", ROLLOUT_CLUSTER, variant, &out);
+        (code, summary(&out))
+    };
+
+    let (code, s) = run("incident");
+    assert_eq!(code, 1, "502s on terminating pods fail the incident");
+    assert_eq!(s["target"], "kind");
+    assert_eq!(s["partial"], false);
+    let termination = expectation(&s, "terminationErrorRate");
+    assert_eq!(termination["passed"], false, "{termination}");
+    let rollout = expectation(&s, "rolloutDuration");
+    assert_eq!(
+        rollout["passed"], true,
+        "the real rollout completes: {rollout}"
+    );
+
+    let (code, s) = run("fixed");
+    assert_eq!(
+        code, 0,
+        "the preStop sleep covers the deregistration lag: {s}"
+    );
+
+    let (code, s) = run("distroless");
+    assert_eq!(code, 1, "the exec hook fails on the scratch image");
+    let explanation = s["explanation"].to_string();
+    assert!(explanation.contains("FailedPreStopHook"), "{explanation}");
+
+    let (code, s) = run("slow-registration");
+    assert_eq!(code, 1, "the rollout outruns registration");
+    let routable = expectation(&s, "minRoutableTargets");
+    assert_eq!(routable["passed"], false, "{routable}");
+
+    let (code, s) = run("readiness-gate");
+    assert_eq!(code, 0, "the gate holds the rollout to registration: {s}");
+    let rollout = expectation(&s, "rolloutDuration");
+    assert_eq!(rollout["passed"], true, "{rollout}");
 }

@@ -142,3 +142,88 @@ fn kind_flags_are_checked_before_anything_starts() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-existing-cluster"));
 }
+
+/// Every variant of rollout-502 plans on kind (the load balancer's five objects before the
+/// service's Deployment; the readiness-gate variant as its golden file), and a time scale whose
+/// whole-second fields do not scale is refused with exit 2, naming the field.
+#[test]
+fn every_rollout_502_variant_plans_on_kind() {
+    const LB_IMAGES: &str = "harness/kind/tests/fixtures/images-lb.json";
+    for variant in [
+        "incident",
+        "fixed",
+        "distroless",
+        "app-drain",
+        "slow-registration",
+        "readiness-gate",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = harness(&[
+            "plan",
+            "scenarios/rollout-502.yaml",
+            "--variant",
+            variant,
+            "--target",
+            "kind",
+            "--output-dir",
+            dir.path().to_str().unwrap(),
+            "--images",
+            LB_IMAGES,
+            "--host-cpus",
+            "8",
+            "--run-id",
+            "golden",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{variant}: {stderr}");
+        assert!(
+            stderr.contains("and 9 objects in apply order"),
+            "{variant}: {stderr}"
+        );
+        if variant == "readiness-gate" {
+            let stream = std::fs::read_to_string(dir.path().join("manifests.yaml")).unwrap();
+            let golden = std::fs::read_to_string(
+                workspace_root()
+                    .join("harness/kind/tests/golden/manifests-rollout-502-readiness-gate.yaml"),
+            )
+            .unwrap();
+            assert_eq!(stream, golden);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness(&[
+        "plan",
+        "scenarios/rollout-502.yaml",
+        "--target",
+        "kind",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+        "--images",
+        LB_IMAGES,
+        "--set",
+        "timeScale=0.05",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("service.readinessProbe.period: 10s at time scale 0.05 is 0.5 s"),
+        "{stderr}"
+    );
+    // Without the load balancer's image: which image is missing, and how to build it.
+    let out = harness(&[
+        "plan",
+        "scenarios/rollout-502.yaml",
+        "--target",
+        "kind",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+        "--images",
+        IMAGES,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no image for workload `loadbalancer`") && stderr.contains("make images"),
+        "{stderr}"
+    );
+}

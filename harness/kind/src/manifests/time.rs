@@ -48,8 +48,11 @@ fn working_scale(d: Duration, scale: f64, min: i64) -> Option<f64> {
         return None;
     }
     let needed = (secs * scale - WHOLE_EPSILON).ceil().max(min as f64);
-    let candidate = needed / secs;
-    (candidate <= 1.0).then_some(candidate)
+    // As it would be typed (four decimals): only if that makes a whole number too.
+    let candidate: f64 = trim(needed / secs).parse().ok()?;
+    let product = secs * candidate;
+    let whole = (product - product.round()).abs() <= WHOLE_EPSILON;
+    (candidate <= 1.0 && whole).then_some(candidate)
 }
 
 /// `d` of `field` at `scale` in whole seconds, refused when it is not whole or below `min`.
@@ -154,6 +157,9 @@ mod tests {
         // 25 s × 0.1 = 2.5 s: the next whole value, 3 s, needs 0.12.
         let e = whole_seconds("x", s(25), scale(0.1), 0).unwrap_err();
         assert!(e.fix.contains("--time-scale 0.12"), "{}", e.fix);
+        // 30 s needs 1/15 for 2 s: not a scale one can type; the general advice instead.
+        let e = whole_seconds("g", s(30), scale(0.05), 0).unwrap_err();
+        assert!(e.fix.starts_with("run at --time-scale 1"), "{}", e.fix);
         // Not whole even at scale 1.
         let e = whole_seconds("x", Duration::from_millis(1500), TimeScale::REAL, 1).unwrap_err();
         assert!(e.fix.contains("whole seconds"), "{}", e.fix);
