@@ -50,7 +50,7 @@ fn service_fields(scenario: &Scenario) -> [(&'static str, Duration, i64); 4] {
 pub fn service_seconds(
     scenario: &Scenario,
     scale: TimeScale,
-) -> Result<ServiceSeconds, UnscalableSeconds> {
+) -> Result<ServiceSeconds, Box<UnscalableSeconds>> {
     let [period, delay, min_ready, grace] =
         service_fields(scenario).map(|(field, d, min)| whole_seconds(field, d, scale, min));
     Ok(ServiceSeconds {
@@ -70,7 +70,7 @@ pub(crate) fn grace_period(
     field: &str,
     d: Duration,
     scale: TimeScale,
-) -> Result<i64, UnscalableSeconds> {
+) -> Result<i64, Box<UnscalableSeconds>> {
     whole_seconds(field, d, scale, 0)
 }
 
@@ -78,7 +78,7 @@ pub(crate) fn pre_stop_sleep(
     field: &str,
     pre_stop: &PreStop,
     scale: TimeScale,
-) -> Result<Option<i64>, UnscalableSeconds> {
+) -> Result<Option<i64>, Box<UnscalableSeconds>> {
     match pre_stop {
         PreStop::Sleep(d) => whole_seconds(field, *d, scale, 1).map(Some),
         PreStop::None | PreStop::Exec(_) => Ok(None),
@@ -87,8 +87,8 @@ pub(crate) fn pre_stop_sleep(
 
 /// Every whole-second value of the scenario that does not scale: the service's and each
 /// `rollout` action's.
-pub fn check(scenario: &Scenario, scale: TimeScale) -> Vec<UnscalableSeconds> {
-    let mut out: Vec<UnscalableSeconds> = service_fields(scenario)
+pub fn check(scenario: &Scenario, scale: TimeScale) -> Vec<Box<UnscalableSeconds>> {
+    let mut out: Vec<Box<UnscalableSeconds>> = service_fields(scenario)
         .into_iter()
         .filter_map(|(field, d, min)| whole_seconds(field, d, scale, min).err())
         .collect();

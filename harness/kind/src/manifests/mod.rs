@@ -96,7 +96,7 @@ pub enum ManifestError {
     )]
     BadGeneratorName { generator: String, name: String },
     #[error(transparent)]
-    Time(#[from] time::UnscalableSeconds),
+    Time(#[from] Box<time::UnscalableSeconds>),
 }
 
 /// Longest run id: the namespace `harness-<run id>` stays within 63 characters.

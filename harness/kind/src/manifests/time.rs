@@ -61,7 +61,7 @@ pub fn whole_seconds(
     d: Duration,
     scale: TimeScale,
     min: i64,
-) -> Result<i64, UnscalableSeconds> {
+) -> Result<i64, Box<UnscalableSeconds>> {
     let scaled = d.as_secs_f64() * scale.factor();
     let whole = scaled.round();
     if (scaled - whole).abs() <= WHOLE_EPSILON && whole >= min as f64 {
@@ -74,14 +74,14 @@ pub fn whole_seconds(
         ),
         _ => format!("run at --time-scale 1, or write {field} in whole seconds (at least {min})"),
     };
-    Err(UnscalableSeconds {
+    Err(Box::new(UnscalableSeconds {
         field: field.to_owned(),
         kubernetes: show(d),
         scale: trim(scale.factor()),
         scaled: trim(scaled),
         min,
         fix,
-    })
+    }))
 }
 
 /// A factor printed without float noise (`0.1`, not `0.1000000000000000055`).
