@@ -124,7 +124,9 @@ pub(super) async fn deploy(
         last_counters: None,
     });
 
-    // Before anything is created: the tools, the images, the cluster's name.
+    // Before anything is created: the pinned releases, the tools, the images, the cluster's
+    // name.
+    super::pipeline::check_pins(scenario)?;
     let context = match &options.mode {
         ClusterMode::Existing { context } => context.clone(),
         mode => {
@@ -234,6 +236,9 @@ pub(super) async fn deploy(
         }
     }
 
+    // The metrics pipeline before the service (its HPA needs KEDA's CRDs and metrics API).
+    super::pipeline::install(run, scenario, &client).await?;
+
     let manifests = manifests::render(
         scenario,
         &RenderInput {
@@ -282,7 +287,8 @@ pub(super) async fn deploy(
         + probe.period * 2;
     wait_ready(&api, &ns, scenario, limit)
         .await
-        .map_err(fail("waiting for the pods to become ready"))
+        .map_err(fail("waiting for the pods to become ready"))?;
+    super::pipeline::start(run, scenario, ctx, &client).await
 }
 
 /// Polls the Deployment until all its replicas are ready (bounded by `limit`).

@@ -12,6 +12,7 @@ mod collect;
 mod deploy;
 mod error;
 mod options;
+mod pipeline;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -202,6 +203,9 @@ impl Target for KindTarget {
                 can.insert(Capability::RelabelNode);
             }
         } else {
+            // The autoscaler's pipeline (CRDs, cluster roles, an APIService) is cluster-wide:
+            // installed only into clusters the harness creates or reuses.
+            can.insert(Capability::Autoscaler);
             can.extend([
                 Capability::NodeReadiness,
                 Capability::AddNode,
@@ -210,7 +214,7 @@ impl Target for KindTarget {
                 Capability::SetAllocatableCpu,
             ]);
         }
-        // Not (yet) on kind: rollout, the autoscaler, the load balancer; and no time scale
+        // Not (yet) on kind: rollout, the load balancer; and no time scale
         // other than 1: a real cluster keeps Kubernetes' own clocks.
         can
     }
