@@ -376,3 +376,58 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
     let plain = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
     assert!(autoscaler::render(&plain, "r1", TimeScale::REAL).is_none());
 }
+
+/// The shipped pins carry no hash (none could be obtained where they were written): a kind
+/// run of the autoscaler scenario stops in deploy before any `kind`/`docker` command or API
+/// call, saying how to record the hashes. The CLI refuses it before the engine starts (exit 2).
+#[tokio::test]
+async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
+    use harness_core::engine::{self, RunContext, RunOptions, Silent};
+    use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+    use support::fakes::FakeTools;
+
+    let server = ApiServer::start(|_| status(500, "InternalError", "no call expected")).await;
+    let mut fakes = FakeTools::new(&["kind", "docker"]);
+    fakes
+        .respond("docker version", "24.0.7\n", "", 0)
+        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0);
+    let out = tempfile::tempdir().unwrap();
+    let options = KindOptions {
+        mode: ClusterMode::Create,
+        kubeconfig: Some(out.path().join("kubeconfig")),
+        host_cpus: 8,
+        images: repo("harness/kind/tests/fixtures/images.json"),
+        tools: fakes.toolbox_alone(),
+        may_touch_nodes: false,
+    };
+    let mut target = KindTarget::with_client(options, server.client());
+    // The autoscaler is a capability of clusters the harness creates.
+    assert!(
+        harness_core::engine::Target::capabilities(&target)
+            .contains(&harness_core::engine::Capability::Autoscaler)
+    );
+    let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
+    let ctx = RunContext {
+        run_id: "r1".into(),
+        out_dir: out.path().join("run"),
+        seed: 1,
+        time_scale: TimeScale::REAL,
+    };
+    let outcome = engine::run(
+        &mut target,
+        &scenario,
+        &ctx,
+        &RunOptions { keep: false },
+        CancellationToken::new(),
+        &Silent,
+    )
+    .await;
+    let text = match outcome {
+        Ok(o) => format!("{:?}", o.error),
+        Err(e) => harness_core::engine::error_chain(&e),
+    };
+    assert!(text.contains("no sha256 recorded"), "{text}");
+    assert!(text.contains("harness pins lock"), "{text}");
+    assert!(fakes.calls().is_empty(), "no kind/docker command: {:?}", fakes.calls());
+    assert!(server.seen().is_empty(), "no API call");
+}

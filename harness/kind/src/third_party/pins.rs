@@ -241,13 +241,13 @@ mod tests {
 
     #[test]
     fn bad_hashes_and_urls_are_refused_naming_the_field() {
-        let bad = BUILTIN.replacen("sha256: null", "sha256: 12ab", 1);
+        let bad = BUILTIN.replacen("    sha256: null", "    sha256: 12ab", 1);
         let err = PinTable::parse(&bad, "x.yaml").unwrap_err().to_string();
         assert!(
             err.contains("x.yaml: releases[0] (`keda`).sha256 `12ab`"),
             "{err}"
         );
-        let bad = BUILTIN.replacen("url: https://", "url: ftp://", 1);
+        let bad = BUILTIN.replacen("    url: https://", "    url: ftp://", 1);
         let err = PinTable::parse(&bad, "x.yaml").unwrap_err().to_string();
         assert!(err.contains("releases[0] (`keda`).url"), "{err}");
         let missing = PinTable::builtin()
