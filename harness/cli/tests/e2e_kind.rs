@@ -4,8 +4,11 @@
 //! `--cluster harness-topology-skew` and its verdict and signature are checked as the local
 //! end-to-end tests check them, with the real controllers' events and the model check in
 //! summary.json. Without `HARNESS_E2E_KIND` (every machine without a cluster, this project's CI
-//! included) it says so and checks nothing. rollout-502 (rollout) and autoscaler-blind-spot
-//! (HPA) need what the kind target does not do yet, and are not run.
+//! included) it says so and checks nothing. autoscaler-blind-spot runs on its own cluster
+//! `harness-autoscaler-blind-spot` (its kind config sets the HPA controller's flags) with the
+//! real HPA, KEDA and Prometheus from the pinned releases (their sha256 must be recorded:
+//! `harness pins lock`), at time scale 1. rollout-502 (rollout) needs what the kind target does
+//! not do yet, and is not run.
 
 mod support;
 
@@ -80,4 +83,66 @@ fn topology_skew_on_kind() {
     let s = summary(&fixed);
     assert_eq!(s["verdict"], "pass");
     assert_eq!(s["hints"]["events"].as_array().map_or(0, Vec::len), 0);
+}
+
+const AUTOSCALER_CLUSTER: &str = "harness-autoscaler-blind-spot";
+
+fn run_autoscaler_on_kind(variant: &str, out: &Path) -> i32 {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.args([
+        "run",
+        "scenarios/autoscaler-blind-spot.yaml",
+        "--target",
+        "kind",
+    ])
+    .args([
+        "--variant",
+        variant,
+        "--cluster",
+        AUTOSCALER_CLUSTER,
+        "--seed",
+        "7",
+    ])
+    // A real cluster keeps Kubernetes' own clocks (the file's timeScale is 0.1).
+    .args(["--time-scale", "1"])
+    .arg("--out")
+    .arg(out)
+    .current_dir(workspace_root());
+    if let Some(cpus) = std::env::var_os("HARNESS_E2E_HOST_CPUS") {
+        cmd.arg("--host-cpus").arg(cpus);
+    }
+    cmd.status().unwrap().code().unwrap_or(-1)
+}
+
+/// Run by scripts/e2e-kind.sh after `topology_skew_on_kind`, on its own cluster.
+#[test]
+fn autoscaler_blind_spot_on_kind() {
+    if !enabled() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let incident = dir.path().join("incident");
+    assert_eq!(
+        run_autoscaler_on_kind("incident", &incident),
+        1,
+        "the destination-side HPA misses the surge"
+    );
+    let s = summary(&incident);
+    assert_eq!(s["target"], "kind");
+    assert_eq!(s["partial"], false);
+    let replicas = expectation(&s, "maxReplicas");
+    assert_eq!(replicas["passed"], false, "{replicas}");
+    let explanation = s["explanation"].to_string();
+    assert!(explanation.contains("autoscaler"), "{explanation}");
+
+    let fixed = dir.path().join("fixed");
+    assert_eq!(
+        run_autoscaler_on_kind("fixed", &fixed),
+        0,
+        "the source-side HPA scales"
+    );
+    let s = summary(&fixed);
+    assert_eq!(s["verdict"], "pass");
+    assert!(expectation(&s, "maxReplicas")["observed"].as_f64().unwrap() >= 12.0);
+    assert_eq!(expectation(&s, "timeToScaleUp")["passed"], true);
 }

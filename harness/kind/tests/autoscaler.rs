@@ -388,9 +388,12 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
 
     let server = ApiServer::start(|_| status(500, "InternalError", "no call expected")).await;
     let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0);
+    fakes.respond("docker version", "24.0.7\n", "", 0).respond(
+        "kind version",
+        "kind v0.33.0 go1.25.1 linux/amd64\n",
+        "",
+        0,
+    );
     let out = tempfile::tempdir().unwrap();
     let options = KindOptions {
         mode: ClusterMode::Create,
@@ -428,6 +431,10 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
     };
     assert!(text.contains("no sha256 recorded"), "{text}");
     assert!(text.contains("harness pins lock"), "{text}");
-    assert!(fakes.calls().is_empty(), "no kind/docker command: {:?}", fakes.calls());
+    assert!(
+        fakes.calls().is_empty(),
+        "no kind/docker command: {:?}",
+        fakes.calls()
+    );
     assert!(server.seen().is_empty(), "no API call");
 }
