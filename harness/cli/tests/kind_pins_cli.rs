@@ -19,8 +19,18 @@ fn an_unlocked_pin_refuses_a_kind_run_with_exit_2() {
     let out = dir.path().join("out");
     let path = format!("{}:/usr/bin:/bin", fakes.dir().display());
     let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "scenarios/autoscaler-blind-spot.yaml", "--target", "kind"])
-        .args(["--time-scale", "1", "--images", "harness/kind/tests/fixtures/images.json"])
+        .args([
+            "run",
+            "scenarios/autoscaler-blind-spot.yaml",
+            "--target",
+            "kind",
+        ])
+        .args([
+            "--time-scale",
+            "1",
+            "--images",
+            "harness/kind/tests/fixtures/images.json",
+        ])
         .args(["--progress", "none", "--out", out.to_str().unwrap()])
         .env("PATH", path)
         .current_dir(workspace_root())
