@@ -7,10 +7,14 @@
 //!
 //! The rates are totals, as the local model records them. The HPA's own side is what the
 //! controller saw: `status.currentMetrics[].external.current.averageValue` is the total divided
-//! by the replicas of that sync (`GetExternalPerPodMetricReplicas` in
-//! `pkg/controller/podautoscaler/replica_calculator.go`, v1.34), so the total is that average
-//! times `status.currentReplicas`. The other side, which the HPA does not read, is asked from
-//! the same Prometheus with the same kind of query, through the API server's service proxy.
+//! by the scale's status replicas of that sync (`GetExternalPerPodMetricReplicas` in
+//! `pkg/controller/podautoscaler/replica_calculator.go`, called from
+//! `computeStatusForExternalMetric` in `horizontal.go`, v1.34), so the total is that average
+//! times `status.currentReplicas` (the scale's spec replicas: the same number except while a
+//! scaling's new pods are still being created). The other side, which the HPA does not read,
+//! is asked from the same Prometheus with the same kind of query, through the API server's
+//! service proxy (`prometheus-operated`, port `web`: prometheus-operator
+//! `makeStatefulSetService`, `pkg/prometheus/server/statefulset.go`).
 
 use std::time::Duration;
 
