@@ -126,7 +126,7 @@ pub(super) async fn deploy(
 
     // Before anything is created: the pinned releases, the tools, the images, the cluster's
     // name.
-    super::pipeline::check_pins(scenario)?;
+    super::pipeline::check_pins(scenario, target.third_party.as_ref())?;
     let context = match &options.mode {
         ClusterMode::Existing { context } => context.clone(),
         mode => {
@@ -237,7 +237,7 @@ pub(super) async fn deploy(
     }
 
     // The metrics pipeline before the service (its HPA needs KEDA's CRDs and metrics API).
-    super::pipeline::install(run, scenario, &client).await?;
+    super::pipeline::install(run, scenario, &client, target.third_party.as_ref()).await?;
 
     let manifests = manifests::render(
         scenario,

@@ -48,6 +48,8 @@ pub struct KindTarget {
     run: Option<Running>,
     /// The last run's model check, kept after teardown for the summary.
     agreement: Option<ModelAgreement>,
+    /// The pinned releases and their cache, when not the built-in table and the user's cache.
+    third_party: Option<pipeline::ThirdParty>,
 }
 
 /// Everything a deployed run holds. Fields are set as deploy goes, so teardown undoes exactly
@@ -86,7 +88,24 @@ impl KindTarget {
             client: None,
             run: None,
             agreement: None,
+            third_party: None,
         }
+    }
+
+    /// Uses the pin `table` (read from `file`) and caches downloads under `cache_dir`, instead
+    /// of the built-in table and the user's cache (tests; a freshly locked pin file).
+    pub fn with_third_party(
+        mut self,
+        table: crate::third_party::PinTable,
+        file: &str,
+        cache_dir: std::path::PathBuf,
+    ) -> Self {
+        self.third_party = Some(pipeline::ThirdParty {
+            table,
+            file: file.to_owned(),
+            cache_dir,
+        });
+        self
     }
 
     /// A target that talks to the API through `client` rather than the kubeconfig's context

@@ -13,16 +13,37 @@ use crate::autoscaler::{HpaWatch, spawn_hpa_watcher};
 use crate::manifests::{autoscaler, namespace_name};
 use crate::third_party::{self, apply, fetch};
 
+/// A pin table and cache given to the target instead of the built-in ones.
+#[derive(Debug, Clone)]
+pub(super) struct ThirdParty {
+    pub table: third_party::PinTable,
+    pub file: String,
+    pub cache_dir: std::path::PathBuf,
+}
+
+fn releases(
+    scenario: &Scenario,
+    given: Option<&ThirdParty>,
+) -> Result<Vec<third_party::LockedPin>, third_party::PinError> {
+    match given {
+        Some(tp) if scenario.service.autoscaler.is_some() => {
+            third_party::required_from(&tp.table, &tp.file)
+        }
+        _ => third_party::required_releases(scenario),
+    }
+}
+
 /// Refuses, before anything is created, a scenario whose pinned releases have no hash.
-pub(super) fn check_pins(scenario: &Scenario) -> Result<(), TargetError> {
-    third_party::required_releases(scenario)
-        .map(|_| ())
-        .map_err(|e| {
-            TargetError::new(
-                "checking the pinned third-party releases",
-                KindError::from(third_party::ThirdPartyError::from(e)),
-            )
-        })
+pub(super) fn check_pins(
+    scenario: &Scenario,
+    given: Option<&ThirdParty>,
+) -> Result<(), TargetError> {
+    releases(scenario, given).map(|_| ()).map_err(|e| {
+        TargetError::new(
+            "checking the pinned third-party releases",
+            KindError::from(third_party::ThirdPartyError::from(e)),
+        )
+    })
 }
 
 /// Installs the metrics pipeline when the scenario has an autoscaler.
@@ -30,6 +51,7 @@ pub(super) async fn install(
     run: &Running,
     scenario: &Scenario,
     client: &kube::Client,
+    given: Option<&ThirdParty>,
 ) -> Result<(), TargetError> {
     let fail = |e: third_party::ThirdPartyError| {
         TargetError::new(
@@ -37,11 +59,12 @@ pub(super) async fn install(
             KindError::from(e),
         )
     };
-    let pins = third_party::required_releases(scenario).map_err(|e| fail(e.into()))?;
+    let pins = releases(scenario, given).map_err(|e| fail(e.into()))?;
     if pins.is_empty() {
         return Ok(());
     }
-    let fetcher = fetch::Fetcher::new(fetch::default_cache_dir()).map_err(|e| fail(e.into()))?;
+    let cache = given.map_or_else(fetch::default_cache_dir, |tp| tp.cache_dir.clone());
+    let fetcher = fetch::Fetcher::new(cache).map_err(|e| fail(e.into()))?;
     let applied = third_party::install_releases(client, &fetcher, &pins, apply::Waits::default())
         .await
         .map_err(fail)?;

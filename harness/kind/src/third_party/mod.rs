@@ -42,7 +42,8 @@ pub const AUTOSCALER_RELEASES: [&str; 2] = ["prometheus-operator", "keda"];
 
 /// The pinned releases `scenario` needs on kind, each with its hash: empty for a scenario
 /// without an autoscaler; an error, before anything is created, when a needed pin has no
-/// sha256 recorded (the message says how to record it).
+/// sha256 recorded (the message says how to record it). The table is the built-in one
+/// (`KindTarget::with_third_party` gives another).
 pub fn required_releases(scenario: &Scenario) -> Result<Vec<LockedPin>, PinError> {
     if scenario.service.autoscaler.is_none() {
         return Ok(Vec::new());
