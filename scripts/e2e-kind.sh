@@ -41,6 +41,10 @@ fi
 # the run installs prometheus-operator and KEDA from their pinned releases, which needs their
 # sha256 recorded in harness/kind/third-party.yaml (`harness pins lock`; the run refuses with
 # exit 2 and says so otherwise).
+if grep -Eq '^[[:space:]]*sha256:[[:space:]]*null' harness/kind/third-party.yaml; then
+    echo "e2e-kind: autoscaler-blind-spot not run: harness/kind/third-party.yaml has pins without a sha256; record them with 'cargo run -p harness -- pins lock' (needs internet), review the diff, commit, and run again" >&2
+    exit 2
+fi
 cluster=harness-autoscaler-blind-spot
 cargo run -q -p harness -- kind-config scenarios/autoscaler-blind-spot.yaml --host-cpus "$host_cpus" --output "$config"
 if ! kind get clusters 2>/dev/null | grep -qx "$cluster"; then
