@@ -40,6 +40,8 @@ enum Command {
     KindConfig(commands::kind_config::KindConfigArgs),
     /// Build the workload images (scratch + static binary, tagged by content) for kind.
     Images(commands::images::ImagesArgs),
+    /// The pinned third-party releases of the kind target (`pins lock` records their sha256).
+    Pins(commands::pins::PinsArgs),
 }
 
 fn main() {
@@ -55,6 +57,7 @@ fn main() {
         Command::Hints(args) => commands::hints::run(args),
         Command::KindConfig(args) => commands::kind_config::run(args),
         Command::Images(args) => commands::images::run(args),
+        Command::Pins(args) => commands::pins::run(args),
     };
     std::process::exit(exit::code_for(outcome));
 }

@@ -1,13 +1,14 @@
 //! The shipped scenarios the kind target can run, on a real kind cluster: `make e2e-kind`
-//! (scripts/e2e-kind.sh) builds the images, creates the clusters `harness-topology-skew` and
-//! `harness-rollout-502` from `harness kind-config`, and runs this with `HARNESS_E2E_KIND=1`;
+//! (scripts/e2e-kind.sh) builds the images, creates each scenario's cluster
+//! `harness-<scenario>` from `harness kind-config`, and runs this with `HARNESS_E2E_KIND=1`;
 //! each variant runs with `--cluster harness-<scenario>` and its verdict and signature are
 //! checked as the local end-to-end tests check them, with the real controllers' events and the
 //! model check in summary.json. Without `HARNESS_E2E_KIND` (every machine without a cluster,
 //! this project's CI included) it says so and checks nothing. rollout-502 runs behind the
 //! in-cluster load balancer at its time scale 0.1 (incident 1, fixed 0, distroless 1,
-//! slow-registration 1, readiness-gate 0). autoscaler-blind-spot (HPA) needs what the kind
-//! target does not do yet, and is not run.
+//! slow-registration 1, readiness-gate 0). autoscaler-blind-spot runs with the real HPA, KEDA
+//! and Prometheus from the pinned releases (their sha256 must be recorded: `harness pins lock`),
+//! at time scale 1: the HPA controller's flags are set when its cluster is created.
 
 mod support;
 
@@ -29,13 +30,20 @@ fn enabled() -> bool {
 }
 
 fn run_on_kind(variant: &str, out: &Path) -> i32 {
-    run_scenario_on_kind("scenarios/topology-skew.yaml", CLUSTER, variant, out)
+    run_scenario_on_kind("scenarios/topology-skew.yaml", CLUSTER, variant, out, &[])
 }
 
-fn run_scenario_on_kind(file: &str, cluster: &str, variant: &str, out: &Path) -> i32 {
+fn run_scenario_on_kind(
+    file: &str,
+    cluster: &str,
+    variant: &str,
+    out: &Path,
+    extra: &[&str],
+) -> i32 {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
     cmd.args(["run", file, "--target", "kind"])
         .args(["--variant", variant, "--cluster", cluster, "--seed", "7"])
+        .args(extra)
         .arg("--out")
         .arg(out)
         .current_dir(workspace_root());
@@ -99,8 +107,13 @@ fn rollout_502_on_kind() {
     let dir = tempfile::tempdir().unwrap();
     let run = |variant: &str| {
         let out = dir.path().join(variant);
-        let code =
-            run_scenario_on_kind("scenarios/rollout-502.yaml", ROLLOUT_CLUSTER, variant, &out);
+        let code = run_scenario_on_kind(
+            "scenarios/rollout-502.yaml",
+            ROLLOUT_CLUSTER,
+            variant,
+            &out,
+            &[],
+        );
         (code, summary(&out))
     };
 
@@ -136,4 +149,42 @@ fn rollout_502_on_kind() {
     assert_eq!(code, 0, "the gate holds the rollout to registration: {s}");
     let rollout = expectation(&s, "rolloutDuration");
     assert_eq!(rollout["passed"], true, "{rollout}");
+}
+
+const AUTOSCALER_CLUSTER: &str = "harness-autoscaler-blind-spot";
+
+/// autoscaler-blind-spot with the real HPA, on its own cluster (its kind config sets the HPA
+/// controller's flags), at time scale 1: the file's 0.1 cannot reach those flags.
+#[test]
+fn autoscaler_blind_spot_on_kind() {
+    if !enabled() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |variant: &str| {
+        let out = dir.path().join(variant);
+        let code = run_scenario_on_kind(
+            "scenarios/autoscaler-blind-spot.yaml",
+            AUTOSCALER_CLUSTER,
+            variant,
+            &out,
+            &["--time-scale", "1"],
+        );
+        (code, summary(&out))
+    };
+
+    let (code, s) = run("incident");
+    assert_eq!(code, 1, "the destination-side HPA misses the surge");
+    assert_eq!(s["target"], "kind");
+    assert_eq!(s["partial"], false);
+    let replicas = expectation(&s, "maxReplicas");
+    assert_eq!(replicas["passed"], false, "{replicas}");
+    let explanation = s["explanation"].to_string();
+    assert!(explanation.contains("autoscaler"), "{explanation}");
+
+    let (code, s) = run("fixed");
+    assert_eq!(code, 0, "the source-side HPA scales: {s}");
+    assert_eq!(s["verdict"], "pass");
+    assert!(expectation(&s, "maxReplicas")["observed"].as_f64().unwrap() >= 12.0);
+    assert_eq!(expectation(&s, "timeToScaleUp")["passed"], true);
 }

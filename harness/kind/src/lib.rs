@@ -3,11 +3,13 @@
 //! rules ([`labels`]), one wrapper for every `kind` and `docker` subprocess ([`exec`]), the
 //! cluster lifecycle commands ([`lifecycle`]), the workload images ([`images`]), the run's
 //! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
-//! they write ([`watch`], [`observer`]), the model check ([`agreement`]) and the engine's
-//! `Target` on kind ([`target`]). See docs/kind-target.md.
+//! they write ([`watch`], [`observer`]), the model check ([`agreement`]), the third-party releases
+//! ([`third_party`]) and the real HPA's status on the timeline ([`autoscaler`]), and the
+//! engine's `Target` on kind ([`target`]). See docs/kind-target.md.
 
 pub mod agreement;
 pub mod api;
+pub mod autoscaler;
 pub mod cluster;
 pub mod config;
 pub mod exec;
@@ -19,6 +21,7 @@ pub mod manifests;
 pub mod observer;
 pub mod pins;
 pub mod target;
+pub mod third_party;
 pub mod tools;
 pub mod watch;
 

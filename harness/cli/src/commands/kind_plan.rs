@@ -1,7 +1,9 @@
 //! `harness plan FILE --target kind --output-dir DIR`: the kind cluster config and every object
 //! a kind run would apply, in apply order, written for review (or `kubectl apply` by hand):
 //! `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
-//! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`). Generators
+//! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`); with an
+//! autoscaler also `autoscaler.yaml` (Prometheus, PodMonitors, ScaledObject, at the scenario's
+//! time scale) and `third-party.txt` (the pinned releases installed first). Generators
 //! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
 //! Durations are at the scenario's `timeScale` (`harness run --time-scale` may choose another);
 //! what the kind target refuses at that scale is refused here too (exit 2). Starts nothing.
@@ -87,6 +89,35 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
     write("manifests.yaml", &objects.to_yaml())?;
     for (name, text) in objects.documents() {
         write(&format!("manifests/{name}.yaml"), &text)?;
+    }
+    // The autoscaler: the run's Prometheus, PodMonitors and ScaledObject (applied once the
+    // service's pods are ready), after the pinned releases it installs first.
+    let scale = harness_core::engine::TimeScale::new(scenario.time_scale)
+        .unwrap_or(harness_core::engine::TimeScale::REAL);
+    if let Some(autoscaler) = manifests::autoscaler::render(scenario, &args.run_id, scale) {
+        write(
+            "autoscaler.yaml",
+            &manifests::autoscaler::to_yaml(&autoscaler),
+        )?;
+        let table = harness_kind::third_party::PinTable::builtin()
+            .map_err(|e| Failure::Infrastructure(e.into()))?;
+        let mut releases = String::from(
+            "# The pinned releases a kind run installs first, in this order (harness/kind/third-party.yaml)\n",
+        );
+        for name in harness_kind::third_party::AUTOSCALER_RELEASES {
+            if let Some(pin) = table.releases.iter().find(|p| p.name == name) {
+                releases.push_str(&format!(
+                    "{} {} {} sha256 {}\n",
+                    pin.name,
+                    pin.version,
+                    pin.url,
+                    pin.sha256
+                        .as_deref()
+                        .unwrap_or("not recorded (run `harness pins lock`)")
+                ));
+            }
+        }
+        write("third-party.txt", &releases)?;
     }
     eprintln!(
         "wrote {} (cluster {}) and {} objects in apply order to {}",

@@ -7,6 +7,7 @@ pub mod kind_config;
 mod kind_plan;
 pub mod matrix;
 mod out_dir;
+pub mod pins;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -220,7 +220,12 @@ pub fn run_once(
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), overrides)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     let kind_options = match args.target {
-        TargetName::Kind => Some(args.kind.options()?),
+        TargetName::Kind => {
+            // A release the run would install without a recorded hash: refused up front.
+            harness_kind::third_party::required_releases(&scenario)
+                .map_err(|e| Failure::InvalidInput(e.into()))?;
+            Some(args.kind.options()?)
+        }
         TargetName::Local => {
             let given = args.kind.given();
             if !given.is_empty() {

@@ -82,6 +82,15 @@ pub fn generator_pod(
         to_stdout(args.to_args()),
     );
     container.env = Some(identity_env(Some(&generator.zone)));
+    if scenario.service.autoscaler.is_some() {
+        // Prometheus scrapes the source side through this named port (a PodMonitor selects
+        // declared ports only).
+        container.ports = Some(vec![k8s_openapi::api::core::v1::ContainerPort {
+            name: Some(super::autoscaler::GENERATOR_METRICS_PORT_NAME.to_owned()),
+            container_port: i32::from(LOADGEN_METRICS_PORT),
+            ..Default::default()
+        }]);
+    }
     let mut labels = run_labels(scenario, input.run_id);
     labels.insert(ROLE_LABEL.to_owned(), "generator".to_owned());
     labels.insert(GENERATOR_LABEL.to_owned(), generator.name.clone());

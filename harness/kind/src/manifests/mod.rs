@@ -12,6 +12,7 @@
 //! `target/harness-images.json` with `imagePullPolicy: Never` (they are loaded with
 //! `kind load docker-image`, never pulled).
 
+pub mod autoscaler;
 mod deployment;
 pub mod durations;
 mod generators;

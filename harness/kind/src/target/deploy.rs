@@ -128,7 +128,9 @@ pub(super) async fn deploy(
         lb_pod: None,
     });
 
-    // Before anything is created: the tools, the images, the cluster's name.
+    // Before anything is created: the pinned releases, the tools, the images, the cluster's
+    // name.
+    super::pipeline::check_pins(scenario, target.third_party.as_ref())?;
     let context = match &options.mode {
         ClusterMode::Existing { context } => context.clone(),
         mode => {
@@ -238,6 +240,9 @@ pub(super) async fn deploy(
         }
     }
 
+    // The metrics pipeline before the service (its HPA needs KEDA's CRDs and metrics API).
+    super::pipeline::install(run, scenario, &client, target.third_party.as_ref()).await?;
+
     let manifests = manifests::render(
         scenario,
         &RenderInput {
@@ -323,7 +328,8 @@ pub(super) async fn deploy(
     }
     wait_ready(&api, &ns, scenario, limit)
         .await
-        .map_err(fail("waiting for the pods to become ready"))
+        .map_err(fail("waiting for the pods to become ready"))?;
+    super::pipeline::start(run, scenario, ctx, &client).await
 }
 
 /// Polls the Deployment until all its replicas are ready (bounded by `limit`).

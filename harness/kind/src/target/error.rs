@@ -7,6 +7,7 @@ use crate::api::ApiError;
 use crate::cluster::PlanError;
 use crate::lifecycle::LifecycleError;
 use crate::manifests::ManifestError;
+use crate::third_party::ThirdPartyError;
 use crate::tools::ToolError;
 
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +22,8 @@ pub enum KindError {
     Lifecycle(#[from] LifecycleError),
     #[error(transparent)]
     Api(#[from] ApiError),
+    #[error(transparent)]
+    ThirdParty(#[from] ThirdPartyError),
     #[error(
         "cannot read the image list {path}: {reason}; run `make images` (or `harness images`) first"
     )]

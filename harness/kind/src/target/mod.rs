@@ -14,6 +14,7 @@ mod deploy;
 mod error;
 mod lb;
 mod options;
+mod pipeline;
 mod rollout;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,6 +51,8 @@ pub struct KindTarget {
     run: Option<Running>,
     /// The last run's model check, kept after teardown for the summary.
     agreement: Option<ModelAgreement>,
+    /// The pinned releases and their cache, when not the built-in table and the user's cache.
+    third_party: Option<pipeline::ThirdParty>,
 }
 
 /// Everything a deployed run holds. Fields are set as deploy goes, so teardown undoes exactly
@@ -93,7 +96,24 @@ impl KindTarget {
             client: None,
             run: None,
             agreement: None,
+            third_party: None,
         }
+    }
+
+    /// Uses the pin `table` (read from `file`) and caches downloads under `cache_dir`, instead
+    /// of the built-in table and the user's cache (tests; a freshly locked pin file).
+    pub fn with_third_party(
+        mut self,
+        table: crate::third_party::PinTable,
+        file: &str,
+        cache_dir: std::path::PathBuf,
+    ) -> Self {
+        self.third_party = Some(pipeline::ThirdParty {
+            table,
+            file: file.to_owned(),
+            cache_dir,
+        });
+        self
     }
 
     /// A target that talks to the API through `client` rather than the kubeconfig's context
@@ -208,6 +228,13 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
              renewals, cluster settings the kind target does not scale; run with --time-scale 1"
         ));
     }
+    if scenario.service.autoscaler.is_some() && !time_scale.is_real() {
+        out.push(format!(
+            "service.autoscaler at time scale {time_scale}: the HPA controller's sync period and \
+             tolerance are controller-manager flags written into the kind config when the cluster \
+             is created, at the scenario's own values; run with --time-scale 1"
+        ));
+    }
     out
 }
 
@@ -236,6 +263,9 @@ impl Target for KindTarget {
                 can.insert(Capability::RelabelNode);
             }
         } else {
+            // The autoscaler's pipeline (CRDs, cluster roles, an APIService) is cluster-wide:
+            // installed only into clusters the harness creates or reuses.
+            can.insert(Capability::Autoscaler);
             can.extend([
                 Capability::NodeReadiness,
                 Capability::AddNode,
@@ -244,7 +274,7 @@ impl Target for KindTarget {
                 Capability::SetAllocatableCpu,
             ]);
         }
-        // Not (yet) on kind: the autoscaler and ingress replicas.
+        // Not (yet) on kind: ingress replicas.
         can
     }
 
