@@ -42,6 +42,10 @@ pub const WORKLOADS: &[Workload] = &[
         name: "loadgen",
         package: "loadgen",
     },
+    Workload {
+        name: "loadbalancer",
+        package: "loadbalancer",
+    },
 ];
 
 /// Image names are `harness/<workload>:sha256-<16 hex digits of the binary's SHA-256>`.

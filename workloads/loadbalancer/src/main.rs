@@ -10,6 +10,7 @@ use workload_contract::listening;
 async fn main() -> anyhow::Result<()> {
     workload_common::init_tracing();
     let cli = Cli::parse();
+    let config = cli.to_config()?;
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await
         .with_context(|| format!("binding --listen {}", cli.listen))?;
@@ -26,7 +27,7 @@ async fn main() -> anyhow::Result<()> {
     loadbalancer::serve(
         listener,
         admin,
-        cli.to_config(),
+        config,
         workload_common::signal::terminate(),
     )
     .await

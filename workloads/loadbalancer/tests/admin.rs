@@ -126,7 +126,7 @@ async fn start(flags: &[&str]) -> Running {
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     tokio::spawn(async move {
-        loadbalancer::serve(listener, admin, cli.to_config(), stopped.cancelled_owned())
+        loadbalancer::serve(listener, admin, cli.to_config().unwrap(), stopped.cancelled_owned())
             .await
             .unwrap();
     });
