@@ -42,8 +42,8 @@ use workload_contract::loadbalancer::EndpointSet;
 
 pub use controller::{HealthProbe, TargetHealth};
 pub use endpoint_watch::WatchSpec;
-use readiness_gate::GateError;
 pub use proxy::{LbConfig, LoadBalancer, PodTarget};
+use readiness_gate::GateError;
 pub use target_group::{HealthCheckSpec, TargetGroup, TargetGroupSpec, TargetState};
 
 /// Everything [`serve`] needs besides the listeners.
@@ -152,11 +152,8 @@ pub async fn serve_with_client(
     }
     drop(fatal_tx);
     let control = tokio::spawn(controller.run(endpoints, stop.clone()));
-    let admin = admin::Admin::with_watch(
-        proxy,
-        feed,
-        config.watch.as_ref().map(WatchSpec::describe),
-    );
+    let admin =
+        admin::Admin::with_watch(proxy, feed, config.watch.as_ref().map(WatchSpec::describe));
     let admin_options = workload_common::serve::ServeOptions {
         shutdown_timeout: Duration::from_secs(1),
         ..Default::default()

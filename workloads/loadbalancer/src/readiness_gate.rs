@@ -251,8 +251,7 @@ pub async fn watch_pods(
 ) -> Result<(), GateError> {
     let services: Api<Service> = Api::namespaced(client.clone(), &namespace);
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
-    let Some(mut selector) = service_selector(&services, &namespace, &service, &stop).await?
-    else {
+    let Some(mut selector) = service_selector(&services, &namespace, &service, &stop).await? else {
         return Ok(());
     };
     // Each round is one watch with one selector; a round ends when the selector changed.

@@ -133,10 +133,15 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
         .iter()
         .find(|s| s.path() == PODS && !s.is_watch())
         .unwrap();
-    assert_eq!(pod_list.query("labelSelector").as_deref(), Some("app=flagsvc"));
+    assert_eq!(
+        pod_list.query("labelSelector").as_deref(),
+        Some("app=flagsvc")
+    );
 
     wait_until("the condition set to True", || {
-        let done = conditions(&patches(&server)).iter().any(|(s, _)| s == "True");
+        let done = conditions(&patches(&server))
+            .iter()
+            .any(|(s, _)| s == "True");
         async move { done }
     })
     .await;
@@ -160,7 +165,9 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
         "{statuses:?}"
     );
     assert!(
-        statuses[..statuses.len() - 1].iter().all(|(s, _)| s == "False"),
+        statuses[..statuses.len() - 1]
+            .iter()
+            .all(|(s, _)| s == "False"),
         "False until healthy: {statuses:?}"
     );
 
@@ -168,9 +175,7 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
     ready.store(false, Ordering::SeqCst);
     wait_until("the condition set to False after unhealthy", || {
         let last = conditions(&patches(&server)).last().cloned();
-        async move {
-            last == Some(("False".to_owned(), "Target.FailedHealthChecks".to_owned()))
-        }
+        async move { last == Some(("False".to_owned(), "Target.FailedHealthChecks".to_owned())) }
     })
     .await;
     let statuses = conditions(&patches(&server));
@@ -224,7 +229,9 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
     ])
     .unwrap();
     let listener = tokio::net::TcpListener::bind(cli.listen).await.unwrap();
-    let admin = tokio::net::TcpListener::bind(cli.admin_listen).await.unwrap();
+    let admin = tokio::net::TcpListener::bind(cli.admin_listen)
+        .await
+        .unwrap();
     let result = tokio::time::timeout(
         std::time::Duration::from_secs(10),
         loadbalancer::serve_with_client(
@@ -238,5 +245,8 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
     .await
     .expect("the balancer stops on its own");
     let err = result.unwrap_err().to_string();
-    assert!(err.contains("harness-r1/flagsvc has no spec.selector"), "{err}");
+    assert!(
+        err.contains("harness-r1/flagsvc has no spec.selector"),
+        "{err}"
+    );
 }

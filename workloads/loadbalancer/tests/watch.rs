@@ -6,8 +6,8 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use mock_apiserver::{ApiServer, Reply, list, status};
 use serde_json::{Value, json};
@@ -45,7 +45,11 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
                 live: live_tx.subscribe(),
             }
         } else {
-            list("EndpointSliceList", "discovery.k8s.io/v1", vec![listed.clone()])
+            list(
+                "EndpointSliceList",
+                "discovery.k8s.io/v1",
+                vec![listed.clone()],
+            )
         }
     })
     .await;
@@ -273,5 +277,9 @@ async fn put_endpoints_is_refused_while_the_watch_feeds_them() {
         message.contains("EndpointSlice watch of Service harness-r1/flagsvc"),
         "{message}"
     );
-    assert_eq!(endpoint_pods(admin).await, ["pod-0"], "the PUT changed nothing");
+    assert_eq!(
+        endpoint_pods(admin).await,
+        ["pod-0"],
+        "the PUT changed nothing"
+    );
 }

@@ -26,7 +26,10 @@ fn fails_with(args: &[&str]) -> String {
 #[test]
 fn missing_namespace_or_target_port_is_an_error_naming_the_fix() {
     let err = fails_with(&["--watch-service", "flagsvc", "--target-port", "8081"]);
-    assert!(err.contains("--namespace") && err.contains("POD_NAMESPACE"), "{err}");
+    assert!(
+        err.contains("--namespace") && err.contains("POD_NAMESPACE"),
+        "{err}"
+    );
     let err = fails_with(&["--watch-service", "flagsvc", "--namespace", NS]);
     assert!(err.contains("--target-port"), "{err}");
     let err = fails_with(&["--readiness-gate", GATE]);
@@ -102,13 +105,8 @@ async fn the_binary_watches_through_kubeconfig_and_refuses_put() {
         endpoint_pods(admin).await == ["pod-0"]
     })
     .await;
-    let (code, message) = request(
-        admin,
-        "PUT",
-        "/endpoints",
-        r#"{"endpoints":[]}"#.to_owned(),
-    )
-    .await;
+    let (code, message) =
+        request(admin, "PUT", "/endpoints", r#"{"endpoints":[]}"#.to_owned()).await;
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(code, 409, "{message}");

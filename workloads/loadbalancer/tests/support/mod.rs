@@ -50,9 +50,15 @@ impl Drop for Running {
 
 /// The balancer with `args` (after the listeners), fed by `client`.
 pub async fn start(args: &[&str], client: kube::Client) -> Running {
-    let argv = ["loadbalancer", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]
-        .into_iter()
-        .chain(args.iter().copied());
+    let argv = [
+        "loadbalancer",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ]
+    .into_iter()
+    .chain(args.iter().copied());
     let cli = Cli::try_parse_from(argv).unwrap();
     let config = cli.to_config().unwrap();
     let listener = TcpListener::bind(cli.listen).await.unwrap();
@@ -168,7 +174,8 @@ pub async fn pod_server(ready: Arc<AtomicBool>) -> SocketAddr {
 
 /// An endpoint of `pod` at `ip`; `ready: None` leaves `conditions.ready` unset.
 pub fn endpoint(pod: &str, ip: &str, ready: Option<bool>) -> Value {
-    let mut e = json!({ "addresses": [ip], "targetRef": { "kind": "Pod", "name": pod, "namespace": NS } });
+    let mut e =
+        json!({ "addresses": [ip], "targetRef": { "kind": "Pod", "name": pod, "namespace": NS } });
     e["conditions"] = match ready {
         Some(ready) => json!({ "ready": ready, "serving": ready, "terminating": false }),
         None => json!({}),
