@@ -63,7 +63,7 @@ pub enum ServeError {
     #[error("binding or serving the proxy listener: {0}")]
     Io(#[from] std::io::Error),
     #[error(
-        "--watch-service needs a Kubernetes client: {0} (in a pod: the service account's token and certificate; elsewhere KUBECONFIG or ~/.kube/config)"
+        "--watch-service needs a Kubernetes client, and none was found (in a pod: the service account's token and certificate; elsewhere KUBECONFIG or ~/.kube/config)"
     )]
     Client(#[source] kube::Error),
     #[error("--watch-service was given, but no Kubernetes client")]
@@ -81,15 +81,20 @@ pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    let client = match &config.watch {
-        Some(_) => Some(
+    let client = kube_client(&config).await?;
+    serve_with_client(listener, admin_listener, config, client, shutdown).await
+}
+
+/// The Kubernetes client `config.watch` needs (`kube::Client::try_default()`), `None` without.
+pub async fn kube_client(config: &Config) -> Result<Option<kube::Client>, ServeError> {
+    match &config.watch {
+        Some(_) => Ok(Some(
             kube::Client::try_default()
                 .await
                 .map_err(ServeError::Client)?,
-        ),
-        None => None,
-    };
-    serve_with_client(listener, admin_listener, config, client, shutdown).await
+        )),
+        None => Ok(None),
+    }
 }
 
 /// [`serve`] with the Kubernetes client given (used only with `config.watch`).

@@ -37,6 +37,35 @@ fn missing_namespace_or_target_port_is_an_error_naming_the_fix() {
 }
 
 #[test]
+fn without_a_kubernetes_client_it_fails_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = balancer()
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+            "--watch-service",
+            "flagsvc",
+            "--target-port",
+            "8081",
+            "--namespace",
+            NS,
+        ])
+        .env("KUBECONFIG", dir.path().join("missing"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("listening"), "{stdout}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a Kubernetes client"), "{err}");
+    assert!(err.contains("KUBECONFIG"), "{err}");
+}
+
+#[test]
 fn help_lists_the_watch_flags() {
     let out = balancer().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
