@@ -268,9 +268,6 @@ pub async fn watch_pods(
                 () = stop.cancelled() => return Ok(()),
                 item = stream.next() => item,
             };
-            let publish = |f: &mut dyn FnMut(&mut PodIndex)| {
-                index.send_modify(|ix| f(ix));
-            };
             match item {
                 None => {
                     tracing::error!("readiness gate {gate}: the pod watch ended");
@@ -316,14 +313,12 @@ pub async fn watch_pods(
                 }
                 Some(Ok(Event::Apply(pod))) => {
                     let info = pod_info(&pod, &gate);
-                    publish(&mut |ix| {
-                        ix.insert(pod.name_any(), info.clone());
+                    index.send_if_modified(|ix| {
+                        ix.insert(pod.name_any(), info.clone()) != Some(info)
                     });
                 }
                 Some(Ok(Event::Delete(pod))) => {
-                    publish(&mut |ix| {
-                        ix.remove(&pod.name_any());
-                    });
+                    index.send_if_modified(|ix| ix.remove(&pod.name_any()).is_some());
                 }
             }
         }

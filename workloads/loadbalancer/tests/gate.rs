@@ -250,3 +250,90 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_relist_of_the_pods_reads_the_selector_again_and_follows_a_change() {
+    use std::sync::atomic::AtomicUsize;
+    let service_gets = Arc::new(AtomicUsize::new(0));
+    let pod_watches = Arc::new(AtomicUsize::new(0));
+    let (gets, watches) = (service_gets.clone(), pod_watches.clone());
+    let server = ApiServer::start(move |seen| {
+        let path = seen.path();
+        if path == "/api/v1/namespaces/harness-r1/services/flagsvc" {
+            // The selector changes after the first read.
+            let app = if gets.fetch_add(1, Ordering::SeqCst) == 0 {
+                "flagsvc"
+            } else {
+                "flagsvc-v2"
+            };
+            return Reply::Json(
+                200,
+                json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "flagsvc" },
+                        "spec": { "selector": { "app": app } } }),
+            );
+        }
+        if path == PODS && seen.is_watch() {
+            return if watches.fetch_add(1, Ordering::SeqCst) == 0 {
+                // The first pod watch expires: the watcher lists again.
+                Reply::Watch {
+                    events: vec![json!({ "type": "ERROR", "object": {
+                        "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "message": "too old resource version", "reason": "Expired", "code": 410 } })],
+                    hold: false,
+                }
+            } else {
+                Reply::Watch {
+                    events: vec![],
+                    hold: true,
+                }
+            };
+        }
+        if seen.is_watch() {
+            return Reply::Watch {
+                events: vec![],
+                hold: true,
+            };
+        }
+        if path == PODS {
+            return list("PodList", "v1", vec![pod("pod-0", "uid-0", true, true)]);
+        }
+        list("EndpointSliceList", "discovery.k8s.io/v1", vec![])
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let _lb = start(
+        &[
+            "--watch-service",
+            "flagsvc",
+            "--namespace",
+            NS,
+            "--target-port",
+            "8081",
+            "--readiness-gate",
+            GATE,
+        ],
+        client(&server, &dir).await,
+    )
+    .await;
+    wait_until("a pod list with the new selector", || {
+        let found = server.seen().iter().any(|s| {
+            s.path() == PODS
+                && !s.is_watch()
+                && s.query("labelSelector").as_deref() == Some("app=flagsvc-v2")
+        });
+        async move { found }
+    })
+    .await;
+    let selectors: Vec<Option<String>> = server
+        .seen()
+        .iter()
+        .filter(|s| s.path() == PODS && !s.is_watch())
+        .map(|s| s.query("labelSelector"))
+        .collect();
+    assert_eq!(
+        selectors[0].as_deref(),
+        Some("app=flagsvc"),
+        "{selectors:?}"
+    );
+    assert!(service_gets.load(Ordering::SeqCst) >= 2);
+}
