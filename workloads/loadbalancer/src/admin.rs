@@ -2,7 +2,9 @@
 //! contract's `EndpointSet` as JSON) and hands them to the controller; `GET /endpoints` shows
 //! the last set; `GET /stats` is the accounting (`LbStats` as JSON); `GET /targets` the pods
 //! routable now (`RoutableTargets`, what a readiness gate follows); `GET /metrics` the same
-//! in OpenMetrics text; `/healthz` answers 200.
+//! in OpenMetrics text; `/healthz` answers 200. When the endpoints come from an EndpointSlice
+//! watch (`--watch-service`), `PUT /endpoints` answers 409 and `GET /endpoints` shows the
+//! watch's set.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -42,12 +44,28 @@ pub struct Admin {
 struct Inner {
     proxy: LoadBalancer,
     feed: watch::Sender<EndpointSet>,
+    /// `namespace/service` when an EndpointSlice watch feeds the endpoints.
+    watched: Option<String>,
 }
 
 impl Admin {
     pub fn new(proxy: LoadBalancer, feed: watch::Sender<EndpointSet>) -> Self {
+        Self::with_watch(proxy, feed, None)
+    }
+
+    /// `watched`: the `namespace/service` whose EndpointSlices feed the endpoints (PUT then
+    /// answers 409).
+    pub fn with_watch(
+        proxy: LoadBalancer,
+        feed: watch::Sender<EndpointSet>,
+        watched: Option<String>,
+    ) -> Self {
         Self {
-            inner: Arc::new(Inner { proxy, feed }),
+            inner: Arc::new(Inner {
+                proxy,
+                feed,
+                watched,
+            }),
         }
     }
 
@@ -83,6 +101,14 @@ impl Admin {
     }
 
     async fn put_endpoints(&self, req: Request<Incoming>) -> Response<Body> {
+        if let Some(service) = &self.inner.watched {
+            return text(
+                StatusCode::CONFLICT,
+                format!(
+                    "the endpoints come from the EndpointSlice watch of Service {service} (--watch-service); PUT /endpoints is only for a balancer started without it\n"
+                ),
+            );
+        }
         let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
             Ok(body) => body.to_bytes(),
             Err(e) => return text(StatusCode::BAD_REQUEST, format!("reading the body: {e}\n")),

@@ -2,7 +2,8 @@
 //! change (what the AWS Load Balancer Controller sees), runs the target group's health checks
 //! when it has them, and every 50 ms pushes the routable targets to the data plane. Model time
 //! is wall time since the balancer's epoch. A target's address is kept after its endpoint
-//! left: a lagging deregistration still sends there.
+//! left: a lagging deregistration still sends there. Every target's state is published
+//! ([`Controller::health`], what a readiness gate follows) whenever one changes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -19,7 +20,10 @@ use tokio_util::sync::CancellationToken;
 use workload_contract::loadbalancer::EndpointSet;
 
 use crate::proxy::{LoadBalancer, PodTarget};
-use crate::target_group::TargetGroup;
+use crate::target_group::{TargetGroup, TargetState};
+
+/// Every pod's target state now (as DescribeTargetHealth would report it).
+pub type TargetHealth = BTreeMap<String, TargetState>;
 
 /// How often the routable set is recomputed.
 pub const TICK: Duration = Duration::from_millis(50);
@@ -45,6 +49,7 @@ pub struct Controller {
     addrs: BTreeMap<String, SocketAddr>,
     ready: BTreeSet<String>,
     routable: Vec<String>,
+    health: watch::Sender<TargetHealth>,
 }
 
 impl Controller {
@@ -63,7 +68,13 @@ impl Controller {
             addrs: BTreeMap::new(),
             ready: BTreeSet::new(),
             routable: Vec::new(),
+            health: watch::Sender::new(TargetHealth::new()),
         }
+    }
+
+    /// The targets' states, updated at every tick that changes one.
+    pub fn health(&self) -> watch::Receiver<TargetHealth> {
+        self.health.subscribe()
     }
 
     fn now(&self) -> Duration {
@@ -85,8 +96,21 @@ impl Controller {
         self.ready = ready_now;
     }
 
-    /// Pushes the routable targets to the data plane if they changed.
+    /// Pushes the routable targets to the data plane and the target states to [`Self::health`]
+    /// if they changed.
     pub fn sync(&mut self, now: Duration) {
+        let states: TargetHealth = self
+            .addrs
+            .keys()
+            .map(|pod| (pod.clone(), self.group.target_state(pod, now)))
+            .collect();
+        self.health.send_if_modified(|current| {
+            let changed = *current != states;
+            if changed {
+                *current = states;
+            }
+            changed
+        });
         let routable = self.group.routable(now);
         if routable == self.routable {
             return;

@@ -1,5 +1,7 @@
 //! The `loadbalancer` binary: parses flags, binds both listeners, prints the `listening` line
-//! and runs [`loadbalancer::serve`] until SIGTERM/SIGINT.
+//! and runs [`loadbalancer::serve_with_client`] until SIGTERM/SIGINT; with `--watch-service` the
+//! Kubernetes client is made first (`kube::Client::try_default()`), so a missing one fails
+//! before anything listens.
 
 use anyhow::Context;
 use clap::Parser;
@@ -10,6 +12,9 @@ use workload_contract::listening;
 async fn main() -> anyhow::Result<()> {
     workload_common::init_tracing();
     let cli = Cli::parse();
+    let config = cli.to_config()?;
+    // Before the listeners: without a client there is nothing to serve.
+    let client = loadbalancer::kube_client(&config).await?;
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await
         .with_context(|| format!("binding --listen {}", cli.listen))?;
@@ -23,10 +28,11 @@ async fn main() -> anyhow::Result<()> {
             ("admin", admin.local_addr()?)
         ])
     );
-    loadbalancer::serve(
+    loadbalancer::serve_with_client(
         listener,
         admin,
-        cli.to_config(),
+        config,
+        client,
         workload_common::signal::terminate(),
     )
     .await

@@ -126,9 +126,14 @@ async fn start(flags: &[&str]) -> Running {
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     tokio::spawn(async move {
-        loadbalancer::serve(listener, admin, cli.to_config(), stopped.cancelled_owned())
-            .await
-            .unwrap();
+        loadbalancer::serve(
+            listener,
+            admin,
+            cli.to_config().unwrap(),
+            stopped.cancelled_owned(),
+        )
+        .await
+        .unwrap();
     });
     Running {
         addr,

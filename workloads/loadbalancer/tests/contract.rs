@@ -36,7 +36,7 @@ fn harness_arguments_parse_with_the_balancers_cli() {
             (cli.listen, cli.admin_listen),
             (args.listen, args.admin_listen)
         );
-        let c = cli.to_config();
+        let c = cli.to_config().unwrap();
         let group = c.target_group;
         assert_eq!(group.registration_lag, args.registration_lag);
         assert_eq!(group.deregistration_lag, args.deregistration_lag);
