@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::head::{Parse, RequestHead, ResponseHead, parse_request, parse_response};
-use super::io::{Deadline, client_gone, read_some, write_all};
+use super::io::{Deadline, Idle, client_gone, read_some, write_all};
 use super::local::Encoded;
 use super::relay::{Relayed, relay};
 use super::rewind::Rewind;
@@ -155,7 +155,7 @@ impl Conn<'_> {
             tokio::select! {
                 biased;
                 () = fast.closing.cancelled(), if idle => return HeadRead::Closed,
-                read = read_some(self.client, &mut self.cbuf, CLIENT_READ) => match read {
+                read = read_some(self.client, &mut self.cbuf, CLIENT_READ, Idle::Keep) => match read {
                     Ok(0) | Err(_) => return HeadRead::Closed,
                     Ok(_) => {}
                 },
@@ -172,7 +172,7 @@ impl Conn<'_> {
         let admitted = tokio::select! {
             biased;
             admitted = admit_permit(&fast.semaphore, &fast.queue, metrics) => admitted,
-            () = client_gone(self.client, &mut self.cbuf, fast.max_head) => return Next::Close,
+            () = client_gone(self.client, &mut self.cbuf, fast.max_head, Idle::Keep) => return Next::Close,
         };
         let permit = match admitted {
             Ok(permit) => permit,
@@ -279,7 +279,7 @@ impl Conn<'_> {
                 tracing::debug!("{e}");
                 Failed::Upstream(FailureKind::Connect)
             }),
-            () = client_gone(self.client, &mut self.cbuf, fast.max_head) => Err(Failed::ClientGone),
+            () = client_gone(self.client, &mut self.cbuf, fast.max_head, Idle::Keep) => Err(Failed::ClientGone),
             () = self.upstream_timer.expired() => Err(Failed::Upstream(FailureKind::Timeout)),
         }
     }
@@ -324,8 +324,8 @@ impl Conn<'_> {
             let nothing_yet = self.ubuf.is_empty();
             let read = tokio::select! {
                 biased;
-                read = read_some(upstream, &mut self.ubuf, UPSTREAM_READ) => read,
-                () = client_gone(self.client, &mut self.cbuf, fast.max_head) => return Err(Failed::ClientGone),
+                read = read_some(upstream, &mut self.ubuf, UPSTREAM_READ, Idle::Keep) => read,
+                () = client_gone(self.client, &mut self.cbuf, fast.max_head, Idle::Keep) => return Err(Failed::ClientGone),
                 () = self.upstream_timer.expired() => return Err(Failed::Upstream(FailureKind::Timeout)),
             };
             match read {
@@ -361,7 +361,7 @@ impl Conn<'_> {
             }
             let read = tokio::select! {
                 biased;
-                read = read_some(self.client, &mut self.cbuf, CLIENT_READ) => read,
+                read = read_some(self.client, &mut self.cbuf, CLIENT_READ, Idle::Keep) => read,
                 () = self.upstream_timer.expired() => return Err(Failed::Upstream(FailureKind::Timeout)),
             };
             match read {

@@ -9,14 +9,32 @@ use bytes::BytesMut;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
+/// Whether a buffer keeps its memory while its socket has nothing to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Idle {
+    /// Keep it (plain exchanges: the next bytes come soon).
+    Keep,
+    /// Free it while waiting when it holds nothing (idle streams).
+    Release,
+}
+
 /// Reads what is available (at least one byte, or 0 at EOF) into `buf`, with room for `want`.
-pub(crate) async fn read_some(s: &TcpStream, buf: &mut BytesMut, want: usize) -> io::Result<usize> {
+pub(crate) async fn read_some(
+    s: &TcpStream,
+    buf: &mut BytesMut,
+    want: usize,
+    idle: Idle,
+) -> io::Result<usize> {
     loop {
-        // Reserve only once there is something to read: an idle connection holds no buffer.
+        // Reserve only once the socket says it is readable (the readiness may be stale).
         s.readable().await?;
         buf.reserve(want);
         match s.try_read_buf(buf) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if idle == Idle::Release && buf.is_empty() {
+                    *buf = BytesMut::new();
+                }
+            }
             result => return result,
         }
     }
@@ -38,9 +56,9 @@ pub(crate) async fn write_all(s: &TcpStream, mut data: &[u8]) -> io::Result<()> 
 /// Resolves when the client has gone (EOF or an error). Bytes it sends meanwhile (the rest of
 /// a request body, a pipelined request) are kept in `buf`; past `limit` bytes the client is no
 /// longer read (it cannot be told apart from a client that stays) and this never resolves.
-pub(crate) async fn client_gone(s: &TcpStream, buf: &mut BytesMut, limit: usize) {
+pub(crate) async fn client_gone(s: &TcpStream, buf: &mut BytesMut, limit: usize, idle: Idle) {
     while buf.len() < limit {
-        match read_some(s, buf, 1024).await {
+        match read_some(s, buf, 1024, idle).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }

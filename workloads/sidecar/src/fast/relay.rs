@@ -15,7 +15,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::chunked::Chunks;
 use super::conn::{Conn, UPSTREAM_READ, io_kind};
 use super::head::{Framing, ResponseHead};
-use super::io::{client_gone, read_some, write_all};
+use super::io::{Idle, client_gone, read_some, write_all};
 use crate::errors::FailureKind;
 use crate::proxy::StreamGuard;
 
@@ -100,8 +100,8 @@ async fn length(conn: &mut Conn<'_>, upstream: &TcpStream, len: u64, reusable: b
     while left > 0 {
         let read = tokio::select! {
             biased;
-            read = read_some(upstream, &mut conn.ubuf, UPSTREAM_READ) => read,
-            () = client_gone(conn.client, &mut conn.cbuf, limit) => return Step::Done(Relayed::ClientGone),
+            read = read_some(upstream, &mut conn.ubuf, UPSTREAM_READ, Idle::Keep) => read,
+            () = client_gone(conn.client, &mut conn.cbuf, limit, Idle::Keep) => return Step::Done(Relayed::ClientGone),
             () = conn.upstream_timer.expired() => return Step::Fail(FailureKind::Timeout),
         };
         if let Some(step) = body_read(read) {
@@ -160,8 +160,8 @@ async fn chunked(conn: &mut Conn<'_>, upstream: &TcpStream, reusable: bool) -> S
                 end = true;
                 continue;
             }
-            read = read_some(upstream, &mut conn.ubuf, STREAM_READ) => read,
-            () = client_gone(conn.client, &mut conn.cbuf, fast.max_head) => return Step::Done(Relayed::ClientGone),
+            read = read_some(upstream, &mut conn.ubuf, STREAM_READ, Idle::Release) => read,
+            () = client_gone(conn.client, &mut conn.cbuf, fast.max_head, Idle::Release) => return Step::Done(Relayed::ClientGone),
         };
         if let Some(step) = body_read(read) {
             return step;
@@ -203,8 +203,8 @@ async fn close_delimited(conn: &mut Conn<'_>, upstream: &TcpStream) -> Step {
                 end = true;
                 continue;
             }
-            read = read_some(upstream, &mut conn.ubuf, STREAM_READ) => read,
-            () = client_gone(conn.client, &mut conn.cbuf, fast.max_head) => return Step::Done(Relayed::ClientGone),
+            read = read_some(upstream, &mut conn.ubuf, STREAM_READ, Idle::Release) => read,
+            () = client_gone(conn.client, &mut conn.cbuf, fast.max_head, Idle::Release) => return Step::Done(Relayed::ClientGone),
         };
         match read {
             Ok(0) => eof = true,
