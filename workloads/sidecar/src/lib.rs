@@ -84,6 +84,10 @@ pub async fn serve(
         FastPathConfig {
             enabled: config.fast_path,
             authority: upstream_authority(&config.upstream),
+            host: config
+                .upstream
+                .authority()
+                .map_or_else(|| upstream_authority(&config.upstream), |a| a.to_string()),
             connect_timeout: config.connect_timeout,
             upstream_timeout: config.upstream_timeout,
             serve: config.serve.clone(),

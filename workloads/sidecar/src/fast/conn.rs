@@ -140,12 +140,7 @@ impl Conn<'_> {
             .set(Some(Instant::now() + fast.header_read_timeout));
         loop {
             if !self.cbuf.is_empty() {
-                match parse_request(
-                    &self.cbuf,
-                    fast.max_head,
-                    fast.pool.authority(),
-                    &mut self.req,
-                ) {
+                match parse_request(&self.cbuf, fast.max_head, &fast.host, &mut self.req) {
                     Parse::Done(head) => return HeadRead::Request(head),
                     Parse::Fallback => return HeadRead::Fallback,
                     Parse::Partial => {}

@@ -52,6 +52,8 @@ pub(crate) struct FastPath {
     pub(crate) upstream_timeout: Option<Duration>,
     pub(crate) header_read_timeout: Duration,
     pub(crate) max_head: usize,
+    /// See [`FastPathConfig::host`].
+    pub(crate) host: String,
     /// Cancelled when accepting stops: idle connections close, streams end cleanly.
     pub(crate) closing: CancellationToken,
     pub(crate) replies: LocalReplies,
@@ -68,8 +70,11 @@ pub(crate) struct FastPath {
 /// What [`FastPath::new`] needs beyond the shared pieces.
 pub(crate) struct FastPathConfig {
     pub(crate) enabled: bool,
-    /// `host:port` of the upstream.
+    /// `host:port` of the upstream, to connect to.
     pub(crate) authority: String,
+    /// The `Host` header for requests that came without one: the upstream URI's authority as
+    /// written (what hyper-util's client sets).
+    pub(crate) host: String,
     pub(crate) connect_timeout: Duration,
     pub(crate) upstream_timeout: Option<Duration>,
     pub(crate) serve: ServeOptions,
@@ -101,6 +106,7 @@ impl FastPath {
             upstream_timeout: config.upstream_timeout,
             header_read_timeout: config.serve.header_read_timeout,
             max_head,
+            host: config.host,
             closing,
             replies: LocalReplies::new(identity),
             edge,

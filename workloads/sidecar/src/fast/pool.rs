@@ -41,6 +41,7 @@ impl Pool {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn authority(&self) -> &str {
         &self.authority
     }

@@ -207,6 +207,20 @@ async fn hop_by_hop_request_headers_are_not_forwarded() {
 }
 
 #[tokio::test]
+async fn a_request_without_host_gets_the_upstreams_authority() {
+    let upstream = Upstream::start().await;
+    let sidecar = start(config(upstream.uri(), 2)).await;
+    let mut client = TcpStream::connect(sidecar.addr).await.unwrap();
+    client
+        .write_all(b"GET /host HTTP/1.1\r\n\r\n")
+        .await
+        .unwrap();
+    let expected = upstream.addr.to_string();
+    let got = read_until(&mut client, |r| r.ends_with(&expected)).await;
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+}
+
+#[tokio::test]
 async fn connection_close_is_answered_and_honoured() {
     let upstream = Upstream::start().await;
     let sidecar = start(config(upstream.uri(), 2)).await;

@@ -4,7 +4,8 @@
 //! Routes: `/gate` (waits for a permit of [`Upstream::gate`]), `/slow?ms=N`, `/sse?beat_ms=N`
 //! (event `hello` at once, then a heartbeat every N ms), `/status/N`, `/big?bytes=N` (a body of
 //! N bytes `x`), `/echo` (reads the whole request body, answers its length), `/headers` (the
-//! request's header names, sorted, comma-separated), anything else 200 `fast`.
+//! request's header names, sorted, comma-separated), `/host` (the request's `Host`), anything else
+//! 200 `fast`.
 //! Every response carries `x-pod: upstream-pod`.
 
 use std::convert::Infallible;
@@ -182,6 +183,14 @@ async fn handle(
             }
             Err(_) => text(StatusCode::BAD_REQUEST, "broken body"),
         },
+        "/host" => {
+            let host = req.headers().get("host").and_then(|h| h.to_str().ok());
+            let mut resp =
+                Response::new(Full::new(Bytes::from(host.unwrap_or("").to_string())).boxed());
+            resp.headers_mut()
+                .insert("x-pod", http::HeaderValue::from_static("upstream-pod"));
+            resp
+        }
         "/headers" => {
             let mut names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
             names.sort_unstable();
