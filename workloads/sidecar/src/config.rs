@@ -205,6 +205,14 @@ mod tests {
         assert_eq!(config.queue_timeout, None);
         assert_eq!(config.readiness, None);
         assert_eq!(config.upstream_timeout, Some(Duration::from_secs(30)));
+        assert!(config.fast_path, "the fast path is on unless switched off");
+        let general = parse(&["--no-fast-path"]).unwrap();
+        assert!(
+            !general
+                .to_config(Identity::from_lookup(|_| None))
+                .unwrap()
+                .fast_path
+        );
     }
 
     #[test]
