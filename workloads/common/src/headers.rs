@@ -2,6 +2,25 @@
 
 use http::header::{self, HeaderMap, HeaderName};
 
+/// The standard hop-by-hop headers, lowercase: never forwarded, whatever `Connection` says.
+pub const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "upgrade",
+    "keep-alive",
+    "proxy-connection",
+];
+
+/// True when `name` (any case) is one of [`HOP_BY_HOP`]; for proxies that work on raw heads.
+pub fn is_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP
+        .iter()
+        .any(|h| h.len() == name.len() && h.eq_ignore_ascii_case(name))
+}
+
 /// Removes the headers that describe one connection rather than the message (RFC 9110
 /// §7.6.1): those named in `Connection`, and the standard hop-by-hop ones. `transfer-encoding`
 /// is left to hyper, which frames each side's message by it.
@@ -16,18 +35,9 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     for name in named {
         headers.remove(name);
     }
-    for name in [
-        header::CONNECTION,
-        header::PROXY_AUTHENTICATE,
-        header::PROXY_AUTHORIZATION,
-        header::TE,
-        header::TRAILER,
-        header::UPGRADE,
-    ] {
+    for name in HOP_BY_HOP {
         headers.remove(name);
     }
-    headers.remove("keep-alive");
-    headers.remove("proxy-connection");
 }
 
 #[cfg(test)]

@@ -63,7 +63,8 @@ impl Lifecycle {
         self.streams.clone()
     }
 
-    fn start_draining(&self) {
+    /// Marks the server as draining (`is_draining` true from now on); for serve loops of their own.
+    pub fn start_draining(&self) {
         self.draining.store(true, Ordering::Release);
     }
 }

@@ -64,6 +64,10 @@ pub struct Cli {
     /// Largest request head accepted, in bytes (at least 8192).
     #[arg(long, default_value_t = 16 * 1024)]
     pub max_header_bytes: usize,
+    /// Serve every request through hyper and the tower stack (the general path) instead of the
+    /// raw HTTP/1 keep-alive fast path for plain requests; for comparisons.
+    #[arg(long)]
+    pub no_fast_path: bool,
 }
 
 /// Readiness on saturation: fail `/readyz` while the queue depth stays above `queue_above`
@@ -95,6 +99,8 @@ pub struct Config {
     pub serve: ServeOptions,
     /// Identity put on responses the sidecar generates.
     pub identity: Identity,
+    /// Plain HTTP/1.1 requests take the raw fast path (false: everything through hyper).
+    pub fast_path: bool,
 }
 
 impl Default for Config {
@@ -109,6 +115,7 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(5),
             serve: ServeOptions::default(),
             identity: Identity::from_lookup(|_| None),
+            fast_path: true,
         }
     }
 }
@@ -142,6 +149,7 @@ impl Cli {
                 shutdown_timeout: self.shutdown_timeout,
             },
             identity,
+            fast_path: !self.no_fast_path,
         };
         config.validate()?;
         Ok(config)
@@ -197,6 +205,14 @@ mod tests {
         assert_eq!(config.queue_timeout, None);
         assert_eq!(config.readiness, None);
         assert_eq!(config.upstream_timeout, Some(Duration::from_secs(30)));
+        assert!(config.fast_path, "the fast path is on unless switched off");
+        let general = parse(&["--no-fast-path"]).unwrap();
+        assert!(
+            !general
+                .to_config(Identity::from_lookup(|_| None))
+                .unwrap()
+                .fast_path
+        );
     }
 
     #[test]

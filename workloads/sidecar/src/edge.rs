@@ -125,6 +125,59 @@ pub fn local_response(
     resp
 }
 
+/// The sidecar's answer to a rejection: status, body and the `x-sidecar-reject` and
+/// `x-response-flags` headers (shared by the general path and the fast path).
+pub(crate) fn rejection_reply(
+    rejection: Rejection,
+) -> (StatusCode, &'static str, [(&'static str, &'static str); 2]) {
+    let body = match rejection {
+        Rejection::QueueFull => "upstream overflow: admission queue full\n",
+        Rejection::QueueTimeout => "upstream overflow: timed out in admission queue\n",
+    };
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        body,
+        [
+            (REJECT_HEADER, rejection.header_value()),
+            (FLAGS_HEADER, "UO"),
+        ],
+    )
+}
+
+/// The sidecar's answer to an upstream failure: status, body and the `x-sidecar-error` and
+/// `x-response-flags` headers.
+pub(crate) fn failure_reply(
+    kind: FailureKind,
+) -> (StatusCode, &'static str, [(&'static str, &'static str); 2]) {
+    let body = match kind {
+        FailureKind::Connect => "upstream connect error\n",
+        FailureKind::Reset => "upstream connection reset\n",
+        FailureKind::Timeout => "upstream request timeout\n",
+        FailureKind::Other => "upstream error\n",
+    };
+    (
+        kind.status(),
+        body,
+        [
+            (ERROR_HEADER, kind.reason()),
+            (FLAGS_HEADER, kind.response_flag()),
+        ],
+    )
+}
+
+/// A local response with extra static headers.
+pub(crate) fn reply_response(
+    (status, body, extra): (StatusCode, &'static str, [(&'static str, &'static str); 2]),
+    identity: &IdentityHeaders,
+) -> Response<ResponseBody> {
+    let mut resp = local_response(status, body, identity);
+    for (name, value) in extra {
+        resp.headers_mut()
+            .insert(name, HeaderValue::from_static(value));
+    }
+    resp
+}
+
 /// Maps an error of the stack to the sidecar's answer, counting its outcome.
 fn error_response(
     error: &BoxError,
@@ -133,18 +186,7 @@ fn error_response(
 ) -> Response<ResponseBody> {
     if let Some(rejection) = error.downcast_ref::<Rejection>() {
         metrics.request(rejection.metric_reason());
-        let body = match rejection {
-            Rejection::QueueFull => "upstream overflow: admission queue full\n",
-            Rejection::QueueTimeout => "upstream overflow: timed out in admission queue\n",
-        };
-        let mut resp = local_response(StatusCode::SERVICE_UNAVAILABLE, body, identity);
-        let headers = resp.headers_mut();
-        headers.insert(
-            REJECT_HEADER,
-            HeaderValue::from_static(rejection.header_value()),
-        );
-        headers.insert(FLAGS_HEADER, HeaderValue::from_static("UO"));
-        return resp;
+        return reply_response(rejection_reply(*rejection), identity);
     }
     metrics.request("upstream_failure");
     let kind = match error.downcast_ref::<UpstreamError>() {
@@ -157,15 +199,5 @@ fn error_response(
         }
     };
     tracing::debug!("upstream failure: {error}");
-    let body = match kind {
-        FailureKind::Connect => "upstream connect error\n",
-        FailureKind::Reset => "upstream connection reset\n",
-        FailureKind::Timeout => "upstream request timeout\n",
-        FailureKind::Other => "upstream error\n",
-    };
-    let mut resp = local_response(kind.status(), body, identity);
-    let headers = resp.headers_mut();
-    headers.insert(ERROR_HEADER, HeaderValue::from_static(kind.reason()));
-    headers.insert(FLAGS_HEADER, HeaderValue::from_static(kind.response_flag()));
-    resp
+    reply_response(failure_reply(kind), identity)
 }

@@ -2,12 +2,16 @@
 //! the incidents. A tower stack — admission queue ([`queue`]) → concurrency limit ([`limit`]) →
 //! upstream proxy ([`proxy`]) — behind the main listener ([`edge`]), readiness on saturation
 //! ([`readiness`]), and Prometheus metrics on a separate admin listener ([`admin`],
-//! [`metrics`]). Call [`serve`] with bound listeners and a shutdown future.
+//! [`metrics`]). Plain HTTP/1.1 requests take a raw keep-alive fast path (`fast`) that
+//! shares the queue's and the limit's state and counts the same metrics; everything else is
+//! served by hyper through the tower stack. Call [`serve`] with bound listeners and a shutdown
+//! future.
 
 pub mod admin;
 pub mod config;
 pub mod edge;
 pub mod errors;
+mod fast;
 pub mod limit;
 pub mod metrics;
 pub mod proxy;
@@ -28,6 +32,7 @@ pub use errors::SidecarError;
 
 use crate::admin::Admin;
 use crate::edge::Edge;
+use crate::fast::{FastPath, FastPathConfig};
 use crate::limit::ConcurrencyLimitLayer;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyConfig};
@@ -75,18 +80,31 @@ pub async fn serve(
     );
     let identity = config.identity.headers();
     let edge = Edge::new(stack, readiness.clone(), identity.clone(), metrics.clone());
+    let fast = Arc::new(FastPath::new(
+        FastPathConfig {
+            enabled: config.fast_path,
+            authority: upstream_authority(&config.upstream),
+            host: config
+                .upstream
+                .authority()
+                .map_or_else(|| upstream_authority(&config.upstream), |a| a.to_string()),
+            connect_timeout: config.connect_timeout,
+            upstream_timeout: config.upstream_timeout,
+            serve: config.serve.clone(),
+        },
+        limit.semaphore().clone(),
+        queue.clone(),
+        metrics.clone(),
+        lifecycle.streams_closing(),
+        &identity,
+        edge,
+    ));
     let admin = Admin::new(metrics, limit, queue, readiness, identity);
 
     let main_done = CancellationToken::new();
     let main = async {
-        let summary = workload_common::serve::serve(
-            listener,
-            edge,
-            lifecycle,
-            config.serve.clone(),
-            shutdown,
-        )
-        .await;
+        let summary =
+            fast::serve::serve(listener, fast, lifecycle, config.serve.clone(), shutdown).await;
         main_done.cancel();
         summary
     };
@@ -104,4 +122,10 @@ pub async fn serve(
     );
     let (main, admin) = tokio::join!(main, admin);
     Ok(Summary { main, admin })
+}
+
+/// `host:port` of an `http://` upstream (port 80 when the URI names none).
+fn upstream_authority(upstream: &http::Uri) -> String {
+    let host = upstream.host().unwrap_or("127.0.0.1");
+    format!("{host}:{}", upstream.port_u16().unwrap_or(80))
 }

@@ -38,6 +38,11 @@ impl ConcurrencyLimitLayer {
         self.max
     }
 
+    /// The slots themselves (the fast path takes its permits from the same semaphore).
+    pub(crate) fn semaphore(&self) -> &Arc<Semaphore> {
+        &self.semaphore
+    }
+
     /// Slots currently held (requests in flight, streams included).
     pub fn in_flight(&self) -> usize {
         self.max.saturating_sub(self.semaphore.available_permits())

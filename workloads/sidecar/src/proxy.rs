@@ -140,10 +140,10 @@ fn to_upstream(req: Request<Incoming>, upstream: &Uri) -> Result<Request<Incomin
 }
 
 /// Keeps `sidecar_streams_open` right: one per live stream.
-struct StreamGuard(Arc<Metrics>);
+pub(crate) struct StreamGuard(Arc<Metrics>);
 
 impl StreamGuard {
-    fn open(metrics: &Arc<Metrics>) -> Self {
+    pub(crate) fn open(metrics: &Arc<Metrics>) -> Self {
         metrics.streams_open.inc();
         Self(metrics.clone())
     }

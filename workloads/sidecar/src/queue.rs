@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::time::Instant;
 use tower::{BoxError, Layer, Service, ServiceExt};
 
@@ -114,7 +115,7 @@ impl QueueHandle {
     }
 
     /// Takes a place in the queue, or `None` when it is full.
-    fn enter(&self) -> Option<Waiting> {
+    pub(crate) fn enter(&self) -> Option<Waiting> {
         let mut state = self.lock();
         if self
             .shared
@@ -151,7 +152,7 @@ impl QueueHandle {
 }
 
 /// A place in the queue; leaving it (drop) lowers the depth, whatever the outcome.
-struct Waiting {
+pub(crate) struct Waiting {
     handle: QueueHandle,
 }
 
@@ -250,6 +251,48 @@ where
         None => {
             metrics.reject(Rejection::QueueTimeout.metric_reason());
             Err(Rejection::QueueTimeout.into())
+        }
+    }
+}
+
+/// Why the fast path's admission gave no slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AdmitError {
+    Rejected(Rejection),
+    /// The limit's semaphore was closed (it never is while the sidecar runs).
+    Closed,
+}
+
+/// The fast path's admission, the same as [`Queue`]'s for the same slots: a free slot at once,
+/// else a place in the queue (or `queue_full`) and a FIFO wait for a slot (or `queue_timeout`),
+/// counted the same way. Dropping the future leaves the queue.
+pub(crate) async fn admit_permit(
+    semaphore: &Arc<Semaphore>,
+    handle: &QueueHandle,
+    metrics: &Metrics,
+) -> Result<OwnedSemaphorePermit, AdmitError> {
+    match semaphore.clone().try_acquire_owned() {
+        Ok(permit) => return Ok(permit),
+        Err(TryAcquireError::Closed) => return Err(AdmitError::Closed),
+        Err(TryAcquireError::NoPermits) => {}
+    }
+    let Some(_waiting) = handle.enter() else {
+        metrics.reject(Rejection::QueueFull.metric_reason());
+        return Err(AdmitError::Rejected(Rejection::QueueFull));
+    };
+    let started = Instant::now();
+    let acquire = semaphore.clone().acquire_owned();
+    let waited = match handle.config().timeout {
+        Some(limit) => tokio::time::timeout(limit, acquire).await.ok(),
+        None => Some(acquire.await),
+    };
+    metrics.queue_wait.observe(started.elapsed().as_secs_f64());
+    match waited {
+        Some(Ok(permit)) => Ok(permit),
+        Some(Err(_closed)) => Err(AdmitError::Closed),
+        None => {
+            metrics.reject(Rejection::QueueTimeout.metric_reason());
+            Err(AdmitError::Rejected(Rejection::QueueTimeout))
         }
     }
 }

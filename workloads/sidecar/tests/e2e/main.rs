@@ -7,6 +7,7 @@ mod upstream;
 mod contract;
 mod drain;
 mod failures;
+mod fastpath;
 mod hostile;
 mod limits;
 mod metrics;

@@ -3,8 +3,9 @@
 //!
 //! Routes: `/gate` (waits for a permit of [`Upstream::gate`]), `/slow?ms=N`, `/sse?beat_ms=N`
 //! (event `hello` at once, then a heartbeat every N ms), `/status/N`, `/big?bytes=N` (a body of
-//! N bytes `x`), `/echo` (reads the whole request body, answers its length), anything else 200
-//! `fast`.
+//! N bytes `x`), `/echo` (reads the whole request body, answers its length), `/headers` (the
+//! request's header names, sorted, comma-separated), `/host` (the request's `Host`), anything else
+//! 200 `fast`.
 //! Every response carries `x-pod: upstream-pod`.
 
 use std::convert::Infallible;
@@ -30,6 +31,8 @@ pub struct Counters {
     pub max_in_flight: AtomicUsize,
     pub streams_open: AtomicUsize,
     pub requests: AtomicUsize,
+    /// Connections accepted.
+    pub connections: AtomicUsize,
 }
 
 pub struct Upstream {
@@ -55,6 +58,7 @@ impl Upstream {
         let (c, g) = (counters.clone(), gate.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                c.connections.fetch_add(1, Ordering::SeqCst);
                 let (c, g) = (c.clone(), g.clone());
                 let svc = service_fn(move |req| handle(req, c.clone(), g.clone()));
                 tokio::spawn(async move {
@@ -91,6 +95,10 @@ impl Upstream {
 
     pub fn requests(&self) -> usize {
         self.counters.requests.load(Ordering::SeqCst)
+    }
+
+    pub fn connections(&self) -> usize {
+        self.counters.connections.load(Ordering::SeqCst)
     }
 }
 
@@ -175,6 +183,22 @@ async fn handle(
             }
             Err(_) => text(StatusCode::BAD_REQUEST, "broken body"),
         },
+        "/host" => {
+            let host = req.headers().get("host").and_then(|h| h.to_str().ok());
+            let mut resp =
+                Response::new(Full::new(Bytes::from(host.unwrap_or("").to_string())).boxed());
+            resp.headers_mut()
+                .insert("x-pod", http::HeaderValue::from_static("upstream-pod"));
+            resp
+        }
+        "/headers" => {
+            let mut names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
+            names.sort_unstable();
+            let mut resp = Response::new(Full::new(Bytes::from(names.join(","))).boxed());
+            resp.headers_mut()
+                .insert("x-pod", http::HeaderValue::from_static("upstream-pod"));
+            resp
+        }
         p if p.starts_with("/status/") => {
             let code = p["/status/".len()..].parse().unwrap_or(500);
             text(StatusCode::from_u16(code).unwrap(), "status")
