@@ -42,8 +42,8 @@ pub(crate) const LEAD: Duration = Duration::from_millis(2);
 /// One connection worker as the dispatcher sees it.
 #[derive(Default)]
 struct WorkerSlot {
-    /// The arrival handed to it and not yet taken.
-    handed: Option<u64>,
+    /// The intended time of the arrival handed to it and not yet taken.
+    handed: Option<Instant>,
     /// In the free queue.
     free: bool,
     waker: Option<Waker>,
@@ -52,8 +52,8 @@ struct WorkerSlot {
 struct State {
     /// Next arrival not handed out (or admitted) yet.
     next: u64,
-    /// Admitted arrivals waiting for a free connection (oldest first).
-    waiting: VecDeque<u64>,
+    /// Intended times of admitted arrivals waiting for a free connection (oldest first).
+    waiting: VecDeque<Instant>,
     /// Admitted and not completed: handed out, waiting, or sending.
     outstanding: u64,
     /// Set when issuing stops: arrivals intended at or after it are not part of the run.
@@ -120,8 +120,7 @@ impl OpenLoop {
     }
 
     fn take(&self, s: &mut State, worker: usize, waker: &Waker) -> Take {
-        if let Some(i) = s.workers[worker].handed.take() {
-            let at = self.at(i);
+        if let Some(at) = s.workers[worker].handed.take() {
             return match s.issue_end {
                 Some(end) => {
                     s.outstanding -= 1;
@@ -130,8 +129,8 @@ impl OpenLoop {
                 None => Take::Send(at),
             };
         }
-        if let Some(i) = s.waiting.pop_front() {
-            return Take::Send(self.at(i)); // waiting is emptied when issuing stops
+        if let Some(at) = s.waiting.pop_front() {
+            return Take::Send(at); // waiting is emptied when issuing stops
         }
         if s.finished {
             return Take::Done;
@@ -233,15 +232,14 @@ impl OpenLoop {
             } else {
                 s.outstanding += 1;
                 admitted += 1;
-                let i = s.next;
                 match s.free.pop_front() {
                     Some(w) => {
                         let slot = &mut s.workers[w];
                         slot.free = false;
-                        slot.handed = Some(i);
+                        slot.handed = Some(at);
                         wake.extend(slot.waker.take());
                     }
-                    None => s.waiting.push_back(i),
+                    None => s.waiting.push_back(at),
                 }
             }
             s.next += 1;
@@ -278,12 +276,7 @@ impl OpenLoop {
             let waiting = std::mem::take(&mut s.waiting);
             s.outstanding -= waiting.len() as u64;
             rec.metrics().in_flight.dec_by(waiting.len() as i64);
-            dropped.extend(
-                waiting
-                    .into_iter()
-                    .map(|i| self.at(i))
-                    .filter(|&at| at < end),
-            );
+            dropped.extend(waiting.into_iter().filter(|&at| at < end));
             while s.next < self.total {
                 let at = self.at(s.next);
                 if at >= end {
