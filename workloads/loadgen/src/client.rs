@@ -96,7 +96,9 @@ async fn exchange(sender: &mut SendRequest<Body>, target: &Target) -> Result<Rep
 /// One worker's connection: the keep-alive fast path ([`KeepAliveConn`]), or hyper for a new
 /// connection per request (the general path, where connection setup dominates anyway).
 pub(crate) enum Slot {
-    KeepAlive(KeepAliveConn),
+    /// Boxed: the connection's buffer state is much larger than the other variant (one
+    /// allocation per worker, not per request).
+    KeepAlive(Box<KeepAliveConn>),
     PerRequest {
         /// The `x-pod` of the last response, kept for [`Exchange::Response`] to borrow.
         pod: Option<HeaderValue>,
@@ -106,7 +108,9 @@ pub(crate) enum Slot {
 impl Slot {
     pub(crate) fn new(model: ConnectionModel, target: &Target) -> Self {
         match model {
-            ConnectionModel::KeepAlive => Self::KeepAlive(KeepAliveConn::new(target.wire.clone())),
+            ConnectionModel::KeepAlive => {
+                Self::KeepAlive(Box::new(KeepAliveConn::new(target.wire.clone())))
+            }
             ConnectionModel::PerRequest => Self::PerRequest { pod: None },
         }
     }

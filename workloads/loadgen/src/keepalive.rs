@@ -31,6 +31,7 @@ pub(crate) struct KeepAliveConn {
     request: Arc<[u8]>,
     stream: Option<TcpStream>,
     buf: ReadBuf,
+    reader: ResponseReader,
     /// The pod that answered the last complete response on the current connection.
     conn_pod: PodName,
     /// The pod of the response being read.
@@ -62,6 +63,7 @@ async fn connect(addr: SocketAddr) -> Result<TcpStream, ErrorKind> {
 async fn exchange(
     stream: &mut Option<TcpStream>,
     buf: &mut ReadBuf,
+    reader: &mut ResponseReader,
     pod: &mut PodName,
     request: &[u8],
     addr: SocketAddr,
@@ -74,7 +76,7 @@ async fn exchange(
         return Err(ErrorKind::Other);
     };
     s.write_all(request).await.map_err(|e| classify_io(&e))?;
-    let mut reader = ResponseReader::default();
+    reader.start();
     loop {
         if let Some(done) = reader.advance(buf, pod)? {
             return Ok((done.status, done.close || !buf.unread().is_empty()));
@@ -94,6 +96,7 @@ impl KeepAliveConn {
             request,
             stream: None,
             buf: ReadBuf::default(),
+            reader: ResponseReader::default(),
             conn_pod: PodName::default(),
             resp_pod: PodName::default(),
             timer: Box::pin(sleep_until(Instant::now())),
@@ -133,12 +136,13 @@ impl KeepAliveConn {
             request,
             stream,
             buf,
+            reader,
             resp_pod,
             timer,
             ..
         } = self;
         let result = {
-            let work = exchange(stream, buf, resp_pod, request, addr);
+            let work = exchange(stream, buf, reader, resp_pod, request, addr);
             tokio::pin!(work);
             loop {
                 tokio::select! {

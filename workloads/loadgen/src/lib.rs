@@ -4,14 +4,16 @@
 //!   its latency is measured from that time, so a stalled server shows up in the percentiles
 //!   (coordinated omission is not hidden, as in wrk2). Requests that find every connection busy
 //!   wait in FIFO order; beyond `max_in_flight` outstanding, arrivals are counted as `dropped`.
-//!   Connection workers claim arrivals from a shared counter and sleep until them (no task or
-//!   timer per request), which keeps up at tens of thousands of rps on two cores.
+//!   One dispatcher wakes once per millisecond tick and hands the arrivals due by the next tick
+//!   to free connection workers (no task or timer per request), which keeps up at tens of
+//!   thousands of rps on two cores.
 //! - **Closed loop** (`--rate max`): each connection sends back-to-back.
 //! - **Connection model**: keep-alive (N connections reused; kube-proxy picks a backend per
 //!   connection) or a new TCP connection per request. Keep-alive requests take a fast path: the
 //!   request is encoded once and each response read with `httparse` into a buffer reused for
-//!   the connection's life, inside the worker's own task (no allocation, channel or timer
-//!   registration per request); per-request connections and SSE streams go through hyper.
+//!   the connection's life (a head byte-identical to the last one is not parsed again), inside
+//!   the worker's own task (no allocation, channel or timer registration per request);
+//!   per-request connections and SSE streams go through hyper.
 //! - **Attribution**: responses, status codes and latency per pod from the `x-pod` header;
 //!   transport errors by kind (`connect_refused`, `reset`, `timeout`, `other`).
 //! - **SSE**: K long-lived event streams alongside (or instead of) the request load.

@@ -117,12 +117,13 @@ pub async fn run_with_metrics(
                     profile,
                     start,
                     config.max_in_flight,
+                    config.connections,
                     stop_token.clone(),
                 ));
                 let (d, r) = (s.clone(), rec.clone());
                 tasks.spawn(async move { d.dispatch(&r).await });
-                for _ in 0..config.connections {
-                    tasks.spawn(worker::open_loop(shared.clone(), s.clone()));
+                for id in 0..config.connections {
+                    tasks.spawn(worker::open_loop(shared.clone(), s.clone(), id));
                 }
                 sched = Some(s);
             }

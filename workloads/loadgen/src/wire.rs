@@ -10,6 +10,12 @@
 //! closes; otherwise `content-length` bytes (conflicting lengths are an error). Interim 1xx
 //! responses are skipped; `101` is an error (nothing here upgrades). Body bytes are discarded as
 //! they arrive; only the head and chunk-size lines need to fit in the buffer.
+//!
+//! A reader remembers the last final head it parsed ([`HeadMemo`]): a server answering the same
+//! request on the same connection sends the same head, byte for byte, until its `Date` changes
+//! (once a second), so the next head is compared with the remembered bytes and, when equal,
+//! takes the remembered result without parsing (what parsing would give: it is a function of the
+//! bytes alone). Any other head is parsed in full.
 
 use http::HeaderMap;
 
@@ -21,6 +27,8 @@ pub(crate) const INITIAL_BUF: usize = 8 * 1024;
 pub(crate) const MAX_BUF: usize = 256 * 1024;
 /// Most response header fields accepted.
 const MAX_HEADERS: usize = 96;
+/// Longest head remembered by [`HeadMemo`]: longer ones are parsed every time.
+const MEMO_MAX: usize = 1024;
 
 /// Encodes `GET path HTTP/1.1` with `headers` (what hyper would send for a body-less request).
 pub(crate) fn encode_request(path: &str, headers: &HeaderMap) -> Vec<u8> {
@@ -167,12 +175,14 @@ enum Phase {
     UntilEof,
 }
 
-/// Reads one response incrementally.
+/// Reads responses incrementally, one at a time; kept for a connection's life so that its
+/// [`HeadMemo`] spares parsing repeated heads.
 #[derive(Debug)]
 pub(crate) struct ResponseReader {
     phase: Phase,
     status: u16,
     close: bool,
+    memo: HeadMemo,
 }
 
 impl Default for ResponseReader {
@@ -181,11 +191,13 @@ impl Default for ResponseReader {
             phase: Phase::Head,
             status: 0,
             close: false,
+            memo: HeadMemo::default(),
         }
     }
 }
 
 /// What the head says about the body.
+#[derive(Debug, Clone, Copy)]
 struct Head {
     status: u16,
     len: usize,
@@ -234,7 +246,71 @@ fn known(name: &[u8]) -> Option<Known> {
     same.then_some(which)
 }
 
-fn parse_head(bytes: &[u8], pod: &mut PodName) -> Result<Option<Head>, ErrorKind> {
+/// The last final head parsed on a connection: its bytes, what it says, and where its (last)
+/// `x-pod` value is in those bytes.
+#[derive(Debug, Default)]
+pub(crate) struct HeadMemo {
+    bytes: Vec<u8>,
+    head: Option<Head>,
+    pod: Option<(usize, usize)>,
+    /// Heads taken from the memo (tests look at it).
+    #[cfg(test)]
+    hits: u64,
+}
+
+impl HeadMemo {
+    /// The remembered head if `avail` starts with its bytes.
+    fn lookup(&mut self, avail: &[u8], pod: &mut PodName) -> Option<Head> {
+        let head = self.head?;
+        if avail.len() < self.bytes.len() || avail[..self.bytes.len()] != self.bytes[..] {
+            return None;
+        }
+        match self.pod {
+            Some((from, to)) => pod.set(&self.bytes[from..to]),
+            None => pod.clear(),
+        }
+        #[cfg(test)]
+        {
+            self.hits += 1;
+        }
+        Some(head)
+    }
+
+    fn remember(&mut self, bytes: &[u8], head: Head, pod: Option<(usize, usize)>) {
+        let pod_inside = pod.is_none_or(|(_, to)| to <= head.len);
+        // A memo stays true for its own bytes: a head not remembered leaves it as it is.
+        if head.status < 200 || head.len > MEMO_MAX || !pod_inside {
+            return;
+        }
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&bytes[..head.len]);
+        self.head = Some(head);
+        self.pod = pod;
+    }
+}
+
+/// Parses a head, remembering a final one in `memo`.
+fn parse_head(
+    bytes: &[u8],
+    pod: &mut PodName,
+    memo: &mut HeadMemo,
+) -> Result<Option<Head>, ErrorKind> {
+    if let Some(head) = memo.lookup(bytes, pod) {
+        return Ok(Some(head));
+    }
+    let mut pod_at = None;
+    let head = parse_head_bytes(bytes, pod, &mut pod_at)?;
+    if let Some(head) = head {
+        memo.remember(bytes, head, pod_at);
+    }
+    Ok(head)
+}
+
+fn parse_head_bytes(
+    bytes: &[u8],
+    pod: &mut PodName,
+    pod_at: &mut Option<(usize, usize)>,
+) -> Result<Option<Head>, ErrorKind> {
     if bytes.is_empty() {
         return Ok(None);
     }
@@ -270,7 +346,16 @@ fn parse_head(bytes: &[u8], pod: &mut PodName) -> Result<Option<Head>, ErrorKind
     for h in response.headers.iter() {
         match known(h.name.as_bytes()) {
             None => {}
-            Some(Known::Pod) => pod.set(h.value),
+            Some(Known::Pod) => {
+                pod.set(h.value);
+                // The value is a slice of `bytes`: its offset there.
+                *pod_at = h
+                    .value
+                    .as_ptr()
+                    .addr()
+                    .checked_sub(bytes.as_ptr().addr())
+                    .map(|from| (from, from + h.value.len()));
+            }
             Some(Known::ContentLength) => {
                 let n = parse_length(h.value).ok_or(ErrorKind::Other)?;
                 if length.is_some_and(|l| l != n) {
@@ -325,7 +410,7 @@ impl ResponseReader {
             let avail = buf.unread();
             match self.phase {
                 Phase::Head => {
-                    let Some(head) = parse_head(avail, pod)? else {
+                    let Some(head) = parse_head(avail, pod, &mut self.memo)? else {
                         return Ok(None);
                     };
                     buf.consume(head.len);
@@ -416,8 +501,16 @@ impl ResponseReader {
     }
 
     fn done_with(&mut self, status: u16, close: bool) -> Complete {
-        *self = Self::default();
+        self.start();
         Complete { status, close }
+    }
+
+    /// Forgets a response in progress (one that failed or timed out): the next byte read is
+    /// the start of a new response. The memo stays.
+    pub(crate) fn start(&mut self) {
+        self.phase = Phase::Head;
+        self.status = 0;
+        self.close = false;
     }
 }
 
@@ -615,5 +708,106 @@ mod tests {
             outcome = reader.advance(&mut buf, &mut pod);
         }
         assert_eq!(outcome, Err(ErrorKind::Other));
+    }
+
+    /// Reads one whole response (given in pieces of `step` bytes) with a reader kept across
+    /// responses, as a connection keeps it.
+    fn read_next(
+        reader: &mut ResponseReader,
+        buf: &mut ReadBuf,
+        pod: &mut PodName,
+        input: &[u8],
+        step: usize,
+    ) -> (Result<Complete, ErrorKind>, Option<String>) {
+        reader.start();
+        for piece in input.chunks(step) {
+            buf.push(piece);
+            match reader.advance(buf, pod) {
+                Ok(Some(c)) => return (Ok(c), pod.get().map(str::to_string)),
+                Ok(None) => {}
+                Err(e) => return (Err(e), None),
+            }
+        }
+        (Err(ErrorKind::Timeout), None)
+    }
+
+    #[test]
+    fn repeated_heads_come_from_the_memo_with_the_parsed_result() {
+        let a =
+            b"HTTP/1.1 200 OK\r\nServer: nginx\r\nx-pod: web-1\r\ncontent-length: 3\r\n\r\nok\n";
+        let b =
+            b"HTTP/1.1 200 OK\r\nServer: nginx\r\nx-pod: web-2\r\ncontent-length: 3\r\n\r\nok\n";
+        let closing =
+            b"HTTP/1.1 503 Busy\r\nServer: nginx\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+        let no_pod = b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n!";
+        let (mut reader, mut buf, mut pod) = (
+            ResponseReader::default(),
+            ReadBuf::default(),
+            PodName::default(),
+        );
+        let mut next = |input: &[u8], step: usize| {
+            let r = read_next(&mut reader, &mut buf, &mut pod, input, step);
+            assert!(buf.unread().is_empty());
+            (r, reader.memo.hits)
+        };
+        let web1 = (ok(200, false), Some("web-1".to_string()));
+        assert_eq!(next(a, a.len()), (web1.clone(), 0));
+        // The same head again, whole: from the memo, same status, pod and body framing.
+        assert_eq!(next(a, a.len()), (web1.clone(), 1));
+        assert_eq!(next(a, a.len()), (web1.clone(), 2));
+        // In small pieces the head is incomplete at first (parsed), then matches once whole.
+        assert_eq!(next(a, 7).0, web1);
+        // A different pod is parsed, not taken from the memo.
+        let web2 = (ok(200, false), Some("web-2".to_string()));
+        let (got, hits) = next(b, b.len());
+        assert_eq!(got, web2);
+        assert_eq!(next(b, b.len()), (web2, hits + 1));
+        // Status and connection: close are parsed; then remembered like any final head.
+        assert_eq!(
+            next(closing, closing.len()),
+            ((ok(503, true), None), hits + 1)
+        );
+        assert_eq!(
+            next(closing, closing.len()),
+            ((ok(503, true), None), hits + 2)
+        );
+        // A remembered head without x-pod clears the pod of the response before.
+        assert_eq!(next(a, a.len()).0, web1);
+        assert_eq!(next(no_pod, no_pod.len()).0, (ok(200, false), None));
+        assert_eq!(next(a, a.len()).0, web1);
+        let (got, hits) = next(no_pod, no_pod.len());
+        assert_eq!(got, (ok(200, false), None));
+        assert_eq!(
+            next(no_pod, no_pod.len()),
+            ((ok(200, false), None), hits + 1)
+        );
+    }
+
+    #[test]
+    fn interim_heads_are_not_remembered_and_a_failed_response_starts_over() {
+        let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
+        let fin = b"HTTP/1.1 200 OK\r\nx-pod: q\r\ncontent-length: 2\r\n\r\nok";
+        let (mut reader, mut buf, mut pod) = (
+            ResponseReader::default(),
+            ReadBuf::default(),
+            PodName::default(),
+        );
+        let both = [&interim[..], &fin[..]].concat();
+        let q = (ok(200, false), Some("q".to_string()));
+        assert_eq!(
+            read_next(&mut reader, &mut buf, &mut pod, &both, both.len()),
+            q
+        );
+        assert_eq!(
+            read_next(&mut reader, &mut buf, &mut pod, &both, both.len()),
+            q
+        );
+        // Only the final head was taken from the memo the second time.
+        assert_eq!(reader.memo.hits, 1);
+        // A response cut off in its body (the request timed out): the next one starts afresh.
+        buf.push(&fin[..fin.len() - 1]);
+        assert_eq!(reader.advance(&mut buf, &mut pod), Ok(None));
+        buf.clear(); // the connection was replaced
+        assert_eq!(read_next(&mut reader, &mut buf, &mut pod, fin, 5), q);
     }
 }

@@ -53,11 +53,11 @@ impl Shared {
     }
 }
 
-/// Open loop: send each admitted arrival; latency from its intended time.
-pub(crate) async fn open_loop(shared: Arc<Shared>, sched: Arc<OpenLoop>) {
+/// Open loop: worker `id` sends each arrival handed to it; latency from its intended time.
+pub(crate) async fn open_loop(shared: Arc<Shared>, sched: Arc<OpenLoop>, id: usize) {
     let mut slot = Slot::new(shared.model, &shared.target);
     shared.warm_up(&mut slot).await;
-    while let Some(intended) = sched.next(&shared.rec).await {
+    while let Some(intended) = sched.next(id, &shared.rec).await {
         shared.send(&mut slot, intended, Instant::now()).await;
         sched.complete(&shared.rec);
     }
