@@ -489,7 +489,7 @@ sse_step() {
     mkdir -p "$out"
     log "5/5 SSE: $n streams through the sidecar"
     start_flagsvc "sse-flagsvc-$n" --sse-interval 1s
-    local up=$FLAGSVC_ADDR
+    local up=$FLAGSVC_ADDR flagsvc_pid=$LAST_PID
     start_sidecar "sse-sidecar-$n" "$up" --max-concurrency $((n + 1000)) --queue-size 0 \
         --queue-timeout 0 --upstream-timeout 30s
     local pid=$SIDECAR_PID
@@ -497,8 +497,9 @@ sse_step() {
     taskset -c "$CLIENT_CPU" "$BIN/loadgen" run --url "http://$SIDECAR_ADDR/flags/warm" --rate 500 \
         --duration 1s --connections 8 --output json >/dev/null 2>&1 || true
     sleep 0.5
-    local rss_before
+    local rss_before flagsvc_before
     rss_before=$(rss_kb "$pid")
+    flagsvc_before=$(rss_kb "$flagsvc_pid")
     taskset -c "$CLIENT_CPU" "$BIN/loadgen" run --url "http://$SIDECAR_ADDR/flags/x" --rate 0 \
         --duration 60s --sse-streams "$n" --sse-url "http://$SIDECAR_ADDR/stream" \
         --connections 1 --output text --output-file "$out/loadgen.json" >"$out/loadgen.log" 2>&1 &
@@ -516,15 +517,30 @@ sse_step() {
     local open_s=$((SECONDS - t0))
     sleep 3
     open=$(PY metric "http://$SIDECAR_ADMIN/metrics" sidecar_streams_open || echo 0)
-    local rss_after
+    local rss_after flagsvc_after
     rss_after=$(rss_kb "$pid")
+    flagsvc_after=$(rss_kb "$flagsvc_pid")
     local fds
     fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-    # End the generator early (SIGTERM: partial report) and wait for its report.
+    # End the generator early (SIGTERM: partial report; it closes its streams) and time how long
+    # the sidecar takes to release every stream's slot (sidecar_streams_open back to 0, polled
+    # every 20 ms for at most 10 s): an upper bound that includes the generator's own shutdown.
+    local t_kill release_ms="" left=$open
+    t_kill=$(date +%s%N)
     kill -TERM "$lg" 2>/dev/null || true
+    for ((i = 0; i < 500; i++)); do
+        left=$(PY metric "http://$SIDECAR_ADMIN/metrics" sidecar_streams_open || echo -1)
+        if ((left == 0)); then
+            release_ms=$((($(date +%s%N) - t_kill) / 1000000))
+            break
+        fi
+        sleep 0.02
+    done
     wait "$lg" 2>/dev/null || true
     PY write-json "$out/step.json" streams="$n" open_after_s="$open_s" streams_open="$open" \
-        peak_open="$peak" rss_before_kb="$rss_before" rss_after_kb="$rss_after" sidecar_fds="$fds"
+        peak_open="$peak" rss_before_kb="$rss_before" rss_after_kb="$rss_after" sidecar_fds="$fds" \
+        flagsvc_rss_before_kb="$flagsvc_before" flagsvc_rss_after_kb="$flagsvc_after" \
+        release_ms="$release_ms" streams_left="$left"
     stop_all
 }
 

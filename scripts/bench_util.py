@@ -558,6 +558,11 @@ def analyse(raw: Path) -> dict:
         held = step.get("streams_open") or 0
         delta = (step.get("rss_after_kb") or 0) - (step.get("rss_before_kb") or 0)
         step["kib_per_stream"] = delta / held if held else None
+        # flagsvc holds the same streams (the sidecar's upstream side of each one).
+        fdelta = (step.get("flagsvc_rss_after_kb") or 0) - (step.get("flagsvc_rss_before_kb") or 0)
+        step["flagsvc_kib_per_stream"] = fdelta / held if held and step.get("flagsvc_rss_after_kb") else None
+        if step.get("release_ms") == "":
+            step["release_ms"] = None
         steps.append(step)
     runs["f5_steps"] = steps
     full = [s for s in steps if s.get("streams_open", 0) >= s.get("streams", 1)]
@@ -568,8 +573,11 @@ def analyse(raw: Path) -> dict:
         "kib_per_stream": best["kib_per_stream"] if best else None,
         "rss_before_kb": best["rss_before_kb"] if best else None,
         "rss_after_kb": best["rss_after_kb"] if best else None,
+        "flagsvc_kib_per_stream": best.get("flagsvc_kib_per_stream") if best else None,
+        "release_ms": best.get("release_ms") if best else None,
         "steps": [
-            {k: s.get(k) for k in ("streams", "streams_open", "open_after_s", "rss_before_kb", "rss_after_kb", "kib_per_stream", "sidecar_fds")}
+            {k: s.get(k) for k in ("streams", "streams_open", "open_after_s", "rss_before_kb", "rss_after_kb", "kib_per_stream", "sidecar_fds",
+                                   "flagsvc_rss_before_kb", "flagsvc_rss_after_kb", "flagsvc_kib_per_stream", "release_ms", "streams_left")}
             for s in steps
         ],
     }
@@ -689,8 +697,9 @@ def figures_table(res: dict) -> str:
         )
     rows.append(
         (
-            "5. SSE streams held through the sidecar; memory per stream (VmRSS)",
-            f"{f(f5['max_streams_held'])}; {f(f5['kib_per_stream'], 1, ' KiB')}",
+            "5. SSE streams held through the sidecar; memory per stream (VmRSS): sidecar, flagsvc; slots released after the client left",
+            f"{f(f5['max_streams_held'])}; {f(f5['kib_per_stream'], 1, ' KiB')}, {f(f5.get('flagsvc_kib_per_stream'), 1, ' KiB')}; "
+            f"{f(f5.get('release_ms'), 0, ' ms')}",
             f"tried {', '.join(str(x['streams']) for x in f5['steps'])}; RSS "
             f"{f((f5['rss_before_kb'] or 0) / 1024, 1)} → {f((f5['rss_after_kb'] or 0) / 1024, 1)} MiB"
             + (f" at {f(f5['largest_full_step'])} streams" if f5.get("largest_full_step") else ""),
@@ -842,14 +851,20 @@ def render_md(res: dict) -> str:
         "(`--rate 0 --sse-streams N`) has opened the streams (sidecar_streams_open) and 3 s more."
     )
     L.append("")
-    L.append("| streams asked | held (sidecar gauge) | loadgen opened / failed | seconds to open | sidecar fds | VmRSS before KiB | VmRSS after KiB | KiB per stream |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    L.append(
+        "flagsvc's VmRSS is read at the same moments (it holds the upstream side of every stream). "
+        "After the reading loadgen gets SIGTERM and closes its streams; \"released\" is the time until "
+        "sidecar_streams_open is 0 (polled every 20 ms), an upper bound that includes loadgen's own shutdown."
+    )
+    L.append("")
+    L.append("| streams asked | held (sidecar gauge) | loadgen opened / failed | seconds to open | sidecar fds | VmRSS before KiB | VmRSS after KiB | KiB per stream | flagsvc KiB per stream | released (ms) |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for st in runs["f5_steps"]:
         lsse = st.get("loadgen_sse") or {}
         L.append(
             f"| {st.get('streams')} | {st.get('streams_open')} | {lsse.get('streams_opened')} / {lsse.get('streams_failed')} | "
             f"{st.get('open_after_s')} | {st.get('sidecar_fds')} | {st.get('rss_before_kb')} | {st.get('rss_after_kb')} | "
-            f"{f(st.get('kib_per_stream'), 2)} |"
+            f"{f(st.get('kib_per_stream'), 2)} | {f(st.get('flagsvc_kib_per_stream'), 2)} | {f(st.get('release_ms'), 0)} |"
         )
     L.append("")
     L.append(f"Raw per-run numbers: [{res['date']}.json]({res['date']}.json).")
