@@ -2,9 +2,11 @@
 //! `GET /flags/{key}` (JSON, configurable service time), `GET /stream` (server-sent events),
 //! `/healthz`, `/readyz` and Prometheus `/metrics`; every response names the pod, node and zone that produced it.
 
+mod accept;
 pub mod cli;
 pub mod flags;
 pub mod metrics;
+pub mod raw_sse;
 mod routes;
 pub mod service_time;
 pub mod sse;
@@ -53,14 +55,7 @@ pub async fn serve(
     let store = Arc::new(flags::FlagStore::new());
     let flipper = spawn_flag_flipper(&store, config.flag_change_interval, &lifecycle);
     let app = routes::App::new(config.clone(), store, lifecycle.clone());
-    let summary = workload_common::serve::serve(
-        listener,
-        app.into_service(),
-        lifecycle,
-        config.serve,
-        shutdown,
-    )
-    .await;
+    let summary = accept::serve(listener, app, lifecycle, config.serve, shutdown).await;
     if let Some(task) = flipper {
         task.abort();
     }

@@ -5,9 +5,10 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::Stream;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming};
 use workload_common::identity::IdentityHeaders;
 use workload_common::serve::Lifecycle;
 
@@ -104,21 +105,66 @@ impl App {
     }
 
     fn stream(&self) -> Response<Body> {
+        let mut response = Response::new(BodyExt::boxed(StreamBody::new(self.stream_events())));
+        *response.headers_mut() = stream_headers();
+        response
+    }
+
+    /// The counted event stream of one `GET /stream` client.
+    pub(crate) fn stream_events(
+        &self,
+    ) -> Tracked<impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static> {
         let events = crate::sse::event_stream(
             &self.inner.store,
             self.inner.config.sse_heartbeat,
             self.inner.lifecycle.streams_closing(),
         );
-        Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .header(header::CACHE_CONTROL, "no-cache")
-            .body(BodyExt::boxed(StreamBody::new(Tracked::new(
-                events,
-                Arc::clone(&self.inner.metrics),
-            ))))
-            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "stream\n"))
+        Tracked::new(events, Arc::clone(&self.inner.metrics))
     }
+
+    /// The response head the general path sends for `GET /stream` (hyper adds
+    /// `transfer-encoding` and `date` there), as bytes for the raw path.
+    pub(crate) fn stream_head(&self) -> Vec<u8> {
+        let mut headers = stream_headers();
+        self.inner.identity.apply(&mut headers);
+        let mut head = Vec::with_capacity(256);
+        head.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+        for (name, value) in &headers {
+            head.extend_from_slice(name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"transfer-encoding: chunked\r\ndate: ");
+        head.extend_from_slice(httpdate::fmt_http_date(std::time::SystemTime::now()).as_bytes());
+        head.extend_from_slice(b"\r\n\r\n");
+        head
+    }
+
+    /// Counts a `GET /stream` answered by the raw path, as the service counts its own.
+    pub(crate) fn observe_stream(&self, elapsed: std::time::Duration) {
+        self.inner
+            .metrics
+            .observe(Route::Stream, StatusCode::OK, elapsed);
+    }
+
+    /// The closing token of long-lived streams.
+    pub(crate) fn streams_closing(&self) -> tokio_util::sync::CancellationToken {
+        self.inner.lifecycle.streams_closing()
+    }
+}
+
+fn stream_headers() -> http::HeaderMap {
+    let mut headers = http::HeaderMap::with_capacity(8);
+    headers.insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache"),
+    );
+    headers
 }
 
 impl App {
