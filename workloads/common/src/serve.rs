@@ -6,7 +6,7 @@
 use std::error::Error as StdError;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -98,25 +98,70 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let graceful = GracefulShutdown::new();
-    let connections = AtomicU64::new(0);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout)
         .max_buf_size(options.max_header_bytes.max(8 * 1024));
 
-    let accept_one = |stream: tokio::net::TcpStream| {
-        let _ = stream.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(stream), service.clone());
-        let watched = graceful.watch(conn);
-        connections.fetch_add(1, Ordering::Relaxed);
-        tokio::spawn(async move {
-            if let Err(e) = watched.await {
-                tracing::debug!("connection ended with error: {e}");
-            }
-        });
-    };
+    let accepted = accept_until_drained(
+        listener,
+        &lifecycle,
+        options.drain_delay,
+        shutdown,
+        |stream| {
+            let conn = builder.serve_connection(TokioIo::new(stream), service.clone());
+            let watched = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = watched.await {
+                    tracing::debug!("connection ended with error: {e}");
+                }
+            });
+        },
+    )
+    .await;
+    lifecycle.streams.cancel();
+    let finished_cleanly = finish_within(options.shutdown_timeout, graceful.shutdown()).await;
+    accepted.summary(finished_cleanly)
+}
 
+/// How many connections an [`accept_until_drained`] loop accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accepted {
+    /// Connections accepted in total.
+    pub connections: u64,
+    /// Connections accepted during the drain delay (after the shutdown signal).
+    pub while_draining: u64,
+}
+
+impl Accepted {
+    /// The [`ServeSummary`] of a loop whose in-flight work then ended cleanly or not.
+    pub fn summary(self, finished_cleanly: bool) -> ServeSummary {
+        ServeSummary {
+            connections: self.connections,
+            accepted_while_draining: self.while_draining,
+            finished_cleanly,
+        }
+    }
+}
+
+/// The accept half of every serve loop here: hands each accepted connection (`TCP_NODELAY`
+/// set) to `on_accept` until `shutdown` resolves; then marks `lifecycle` draining, keeps
+/// accepting for `drain_delay`, and stops accepting (the listener is dropped). What is still in
+/// flight is the caller's to finish ([`finish_within`]).
+pub async fn accept_until_drained(
+    listener: TcpListener,
+    lifecycle: &Lifecycle,
+    drain_delay: Duration,
+    shutdown: impl Future<Output = ()>,
+    mut on_accept: impl FnMut(tokio::net::TcpStream),
+) -> Accepted {
+    let mut connections = 0u64;
+    let mut accept_one = |stream: tokio::net::TcpStream| {
+        let _ = stream.set_nodelay(true);
+        connections += 1;
+        on_accept(stream);
+    };
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -130,37 +175,41 @@ where
     }
 
     lifecycle.start_draining();
-    let before_drain = connections.load(Ordering::Relaxed);
-    if !options.drain_delay.is_zero() {
-        tracing::info!(delay = ?options.drain_delay, "draining: still serving, reporting not ready");
-        let drain_end = tokio::time::sleep(options.drain_delay);
+    let mut while_draining = 0u64;
+    if !drain_delay.is_zero() {
+        tracing::info!(delay = ?drain_delay, "draining: still serving, reporting not ready");
+        let drain_end = tokio::time::sleep(drain_delay);
         tokio::pin!(drain_end);
         loop {
             tokio::select! {
                 biased;
                 () = &mut drain_end => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => accept_one(stream),
+                    Ok((stream, _)) => {
+                        while_draining += 1;
+                        accept_one(stream);
+                    }
                     Err(e) => accept_backoff(e).await,
                 },
             }
         }
     }
     drop(listener);
-    let total = connections.load(Ordering::Relaxed);
     tracing::info!("stopped accepting; finishing in-flight requests");
-    lifecycle.streams.cancel();
-    let finished_cleanly = tokio::time::timeout(options.shutdown_timeout, graceful.shutdown())
-        .await
-        .is_ok();
-    if !finished_cleanly {
-        tracing::warn!(timeout = ?options.shutdown_timeout, "shutdown timeout: closing busy connections");
+    Accepted {
+        connections,
+        while_draining,
     }
-    ServeSummary {
-        connections: total,
-        accepted_while_draining: total - before_drain,
-        finished_cleanly,
+}
+
+/// Waits at most `timeout` for `in_flight` (the connections still being served); false, with
+/// a warning, when the time ran out first.
+pub async fn finish_within(timeout: Duration, in_flight: impl Future<Output = ()>) -> bool {
+    let finished = tokio::time::timeout(timeout, in_flight).await.is_ok();
+    if !finished {
+        tracing::warn!(timeout = ?timeout, "shutdown timeout: closing busy connections");
     }
+    finished
 }
 
 /// Accept failures (typically EMFILE) are transient: log and pause briefly instead of spinning.

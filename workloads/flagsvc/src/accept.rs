@@ -14,7 +14,9 @@ use hyper::service::Service;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
-use workload_common::serve::{Lifecycle, ServeOptions, ServeSummary};
+use workload_common::serve::{
+    Lifecycle, ServeOptions, ServeSummary, accept_until_drained, finish_within,
+};
 
 use crate::routes::{App, Body};
 
@@ -39,64 +41,27 @@ pub(crate) async fn serve(
         .max_buf_size(options.max_header_bytes.max(8 * 1024));
     let builder = Arc::new(builder);
     let service = app.clone().into_service();
-    let mut connections = 0u64;
-    let accept_one = |stream: TcpStream, connections: &mut u64| {
-        let _ = stream.set_nodelay(true);
-        *connections += 1;
-        tokio::spawn(connection(
-            stream,
-            app.clone(),
-            service.clone(),
-            Arc::clone(&builder),
-            graceful.watcher(),
-            options.header_read_timeout,
-        ));
-    };
-
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => accept_one(stream, &mut connections),
-                Err(e) => accept_backoff(e).await,
-            },
-        }
-    }
-
-    lifecycle.start_draining();
-    let before_drain = connections;
-    if !options.drain_delay.is_zero() {
-        tracing::info!(delay = ?options.drain_delay, "draining: still serving, reporting not ready");
-        let drain_end = tokio::time::sleep(options.drain_delay);
-        tokio::pin!(drain_end);
-        loop {
-            tokio::select! {
-                biased;
-                () = &mut drain_end => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => accept_one(stream, &mut connections),
-                    Err(e) => accept_backoff(e).await,
-                },
-            }
-        }
-    }
-    drop(listener);
-    tracing::info!("stopped accepting; finishing in-flight requests");
+    let accepted = accept_until_drained(
+        listener,
+        &lifecycle,
+        options.drain_delay,
+        shutdown,
+        |stream| {
+            tokio::spawn(connection(
+                stream,
+                app.clone(),
+                service.clone(),
+                Arc::clone(&builder),
+                graceful.watcher(),
+                options.header_read_timeout,
+            ));
+        },
+    )
+    .await;
     lifecycle.streams_closing().cancel();
     // Every connection task holds a watcher until it ends, raw streams included.
-    let finished_cleanly = tokio::time::timeout(options.shutdown_timeout, graceful.shutdown())
-        .await
-        .is_ok();
-    if !finished_cleanly {
-        tracing::warn!(timeout = ?options.shutdown_timeout, "shutdown timeout: closing busy connections");
-    }
-    ServeSummary {
-        connections,
-        accepted_while_draining: connections - before_drain,
-        finished_cleanly,
-    }
+    let finished_cleanly = finish_within(options.shutdown_timeout, graceful.shutdown()).await;
+    accepted.summary(finished_cleanly)
 }
 
 /// One connection: the raw SSE path or hyper, decided on its first bytes.
@@ -143,10 +108,4 @@ async fn peek_stream_head(stream: &TcpStream) -> std::io::Result<Option<usize>> 
         return Err(std::io::ErrorKind::UnexpectedEof.into());
     }
     Ok(crate::raw_sse::stream_head_len(&buf[..n]))
-}
-
-/// Accept failures (typically EMFILE) are transient: log and pause briefly instead of spinning.
-async fn accept_backoff(error: std::io::Error) {
-    tracing::warn!("accept failed: {error}");
-    tokio::time::sleep(Duration::from_millis(50)).await;
 }
