@@ -77,6 +77,19 @@ pub enum KindError {
         pods.join("; ")
     )]
     LbNotReady { waited: Duration, pods: Vec<String> },
+    #[error(
+        "{ready} of {total} ingress controller pods (StatefulSet haproxy-ingress) were ready after {}s; not ready: {}; see `kubectl -n NAMESPACE logs statefulset/haproxy-ingress`",
+        waited.as_secs(),
+        pods.join("; ")
+    )]
+    IngressNotReady {
+        ready: u32,
+        total: u32,
+        waited: Duration,
+        pods: Vec<String>,
+    },
+    #[error("no ingress replica {replica}: the scenario runs {count} (0 to {})", count.saturating_sub(1))]
+    NoIngressReplica { replica: u32, count: u32 },
     #[error("the kind target was used before deploy")]
     NotDeployed,
     #[error("{context}: {source}")]

@@ -12,6 +12,7 @@ mod actions;
 mod collect;
 mod deploy;
 mod error;
+pub mod ingress;
 mod lb;
 mod options;
 mod pipeline;

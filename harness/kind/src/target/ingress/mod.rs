@@ -1,0 +1,117 @@
+//! The real haproxy-ingress controller of a kind run (scenario `ingress`), after its objects
+//! are applied ([`crate::manifests::ingress`]): the observer that turns each replica's HAProxy
+//! server list, reloads and restarts into `ingress` events ([`observe`], reading
+//! [`stats_csv`] and [`updates`]), the churn that rewrites the controller's ConfigMap and
+//! restarts replicas at the scenario's reload-failure rate ([`churn`]), the
+//! `reloadIngress`/`restartIngress` actions, and what the kind target refuses of it
+//! ([`refuse`]).
+
+pub mod churn;
+pub mod intents;
+pub mod observe;
+pub mod refuse;
+pub mod stats_csv;
+pub mod updates;
+
+use harness_core::measure::IngressCause;
+use harness_core::scenario::model::{Action, IngressReplicas};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::KindError;
+use crate::api::KubeApi;
+use crate::watch::Recorder;
+use churn::{ChurnSetup, RenderConfigMap};
+use intents::Intents;
+use observe::ObserveSetup;
+
+/// A run's deployed controller: what the observer reads, what the churn and the actions write.
+#[derive(Clone)]
+pub struct IngressRuntime {
+    pub observe: ObserveSetup,
+    /// `None`: no `rewriteInterval`.
+    pub churn: Option<ChurnSetup>,
+    pub render: RenderConfigMap,
+    pub intents: Intents,
+}
+
+impl IngressRuntime {
+    fn replicas(&self) -> u32 {
+        u32::try_from(self.observe.pods.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Starts the observer (until `stop` or `until`).
+    pub fn spawn_observer(
+        &self,
+        api: &KubeApi,
+        recorder: &Recorder,
+        stop: &CancellationToken,
+        until: Instant,
+    ) -> JoinHandle<()> {
+        tokio::spawn(observe::observe(
+            api.clone(),
+            self.observe.clone(),
+            recorder.clone(),
+            self.intents.clone(),
+            stop.clone(),
+            until,
+        ))
+    }
+
+    /// Starts the churn, when the scenario has a rewrite interval (until `stop` or `until`).
+    pub fn spawn_churn(
+        &self,
+        api: &KubeApi,
+        recorder: &Recorder,
+        stop: &CancellationToken,
+        until: Instant,
+    ) -> Option<JoinHandle<()>> {
+        let setup = self.churn.clone()?;
+        Some(tokio::spawn(churn::churn(
+            api.clone(),
+            setup,
+            self.render.clone(),
+            self.intents.clone(),
+            recorder.clone(),
+            stop.clone(),
+            until,
+        )))
+    }
+
+    /// `reloadIngress: {}` rewrites the ConfigMap (every replica reloads); `restartIngress`
+    /// deletes the pod(s). `reloadIngress` of one replica is refused before the run
+    /// ([`refuse::refusals`]).
+    pub async fn act(&self, api: &KubeApi, action: &Action) -> Result<(), KindError> {
+        let replicas = self.replicas();
+        let chosen = |which: &IngressReplicas| match *which {
+            IngressReplicas::All => Ok((0..replicas).collect::<Vec<u32>>()),
+            IngressReplicas::One(i) if i < replicas => Ok(vec![i]),
+            IngressReplicas::One(i) => Err(KindError::NoIngressReplica {
+                replica: i,
+                count: replicas,
+            }),
+        };
+        match action {
+            Action::ReloadIngress(IngressReplicas::All) => {
+                churn::rewrite(api, &self.render, &self.intents, replicas, IngressCause::Action)
+                    .await?;
+                Ok(())
+            }
+            Action::RestartIngress(which) => {
+                let pods = chosen(which)?;
+                churn::restart(
+                    api,
+                    &self.observe.namespace,
+                    &self.observe.pods,
+                    &pods,
+                    IngressCause::Action,
+                    &self.intents,
+                )
+                .await?;
+                Ok(())
+            }
+            other => Err(KindError::Unsupported(format!("{other:?} on the ingress"))),
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The ingress observer: once a second (bounded by the run's end) every replica pod is polled
+//! concurrently through the API server — its Pod (a new UID is a new pod: the StatefulSet
+//! recreated it after a deletion, a restart), its controller's update counters
+//! ([`super::updates`]; a `full` increment is a reload) and its HAProxy's server list
+//! ([`super::stats_csv`]) — and each change becomes an [`EventKind::Ingress`] with the servers
+//! the replica lists, in order, named by the run's pod names.
+//!
+//! Pod names: haproxy-ingress v0.16 names a server after its pod (`backend-server-naming:
+//! pod`) only when it renders the server; a slot the runtime API refills keeps its old name
+//! with the new pod's address (docs/content/en/docs/configuration/keys.md, "Backend server
+//! naming": "old-named backend servers will dynamically receive new workloads"). So a server
+//! is named by its address, through the Service's EndpointSlices (address → pod), and by its
+//! own name only when the address is unknown.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use futures::future::join_all;
+use harness_core::measure::{EventKind, IngressCause, IngressChange};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::intents::Intents;
+use super::stats_csv::{StatsServer, backend_servers};
+use super::updates::UpdateCounts;
+use crate::api::KubeApi;
+use crate::watch::Recorder;
+
+/// How long one scrape may take before the replica counts as unreadable for this tick.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What one poll of a replica returned (`None`: not readable this time).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplicaPoll {
+    pub pod_uid: Option<String>,
+    pub counts: Option<UpdateCounts>,
+    pub servers: Option<Vec<StatsServer>>,
+}
+
+/// Address → pod name, and the pod names known, for naming servers.
+#[derive(Debug, Clone, Default)]
+pub struct PodNames {
+    by_ip: BTreeMap<String, String>,
+    names: BTreeSet<String>,
+}
+
+impl PodNames {
+    /// Remembers that `ip` is (or was) pod `name`. Addresses are kept after the pod leaves so
+    /// a list still naming it reads right; a reused address takes the newer pod.
+    pub fn learn(&mut self, ip: &str, name: &str) {
+        self.by_ip.insert(ip.to_owned(), name.to_owned());
+        self.names.insert(name.to_owned());
+    }
+
+    /// Learns every endpoint of the observer's EndpointSlices.
+    pub fn learn_slices(&mut self, recorder: &Recorder) {
+        let recorded = recorder.lock();
+        for slice in recorded.observer.slices() {
+            for endpoint in slice.endpoints.iter().flatten() {
+                let name = endpoint.target_ref.as_ref().and_then(|r| r.name.as_deref());
+                if let (Some(name), Some(ip)) = (name, endpoint.addresses.first()) {
+                    self.learn(ip, name);
+                }
+            }
+        }
+    }
+
+    /// The run's name of `server`.
+    pub fn name_of(&self, server: &StatsServer) -> String {
+        server
+            .ip()
+            .and_then(|ip| self.by_ip.get(ip))
+            .cloned()
+            .unwrap_or_else(|| server.name.clone())
+    }
+}
+
+/// One replica as last seen.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaTrack {
+    uid: Option<String>,
+    counts: Option<UpdateCounts>,
+    listed: Option<Vec<String>>,
+}
+
+/// A change of one replica: what happened, why, and its list after it.
+pub type Change = (IngressChange, IngressCause, Vec<String>);
+
+impl ReplicaTrack {
+    /// Folds in one poll of `replica`; the change it shows, if any. A poll without the pod
+    /// or its server list changes nothing (a restarting pod is seen once it serves again).
+    pub fn step(
+        &mut self,
+        replica: u32,
+        poll: &ReplicaPoll,
+        names: &PodNames,
+        intents: &Intents,
+    ) -> Option<Change> {
+        let (Some(uid), Some(servers)) = (&poll.pod_uid, &poll.servers) else {
+            return None;
+        };
+        let listed: Vec<String> = servers
+            .iter()
+            .filter(|s| s.is_listed())
+            .map(|s| names.name_of(s))
+            .collect();
+        let counts = poll.counts.or(self.counts);
+        let change = match (&self.uid, self.counts, counts) {
+            (None, _, _) => Some((IngressChange::Start, IngressCause::Deploy)),
+            (Some(before), _, _) if before != uid => {
+                Some((IngressChange::Restart, intents.take_restart(replica)))
+            }
+            // The same pod with its counters reset: its container was restarted.
+            (_, Some(then), Some(now)) if now.full < then.full => {
+                Some((IngressChange::Restart, intents.take_restart(replica)))
+            }
+            (_, Some(then), Some(now)) if now.full > then.full => {
+                Some((IngressChange::Reload, intents.take_reload(replica)))
+            }
+            (_, _, _) if self.listed.as_ref() != Some(&listed) => {
+                Some((IngressChange::RuntimeApi, IngressCause::Endpoints))
+            }
+            _ => None,
+        };
+        self.uid = Some(uid.clone());
+        self.counts = counts;
+        self.listed = Some(listed.clone());
+        change.map(|(what, why)| (what, why, listed))
+    }
+}
+
+/// Where the observer reads from.
+#[derive(Debug, Clone)]
+pub struct ObserveSetup {
+    pub namespace: String,
+    /// Replica `i`'s pod name at index `i`.
+    pub pods: Vec<String>,
+    /// The HAProxy backend of the scenario's Service.
+    pub backend: String,
+    pub stats_port: u16,
+    pub metrics_port: u16,
+    pub period: Duration,
+}
+
+async fn scrape<T>(
+    future: impl std::future::Future<Output = Result<T, crate::api::ApiError>>,
+) -> Option<T> {
+    tokio::time::timeout(SCRAPE_TIMEOUT, future)
+        .await
+        .ok()
+        .and_then(Result::ok)
+}
+
+/// Polls one replica: its Pod, its controller's counters and its HAProxy's stats, together.
+pub async fn poll_replica(api: &KubeApi, setup: &ObserveSetup, pod: &str) -> ReplicaPoll {
+    let ns = &setup.namespace;
+    let (pod_object, metrics, csv) = tokio::join!(
+        scrape(api.get_pod(ns, pod)),
+        scrape(api.pod_proxy_get(ns, pod, setup.metrics_port, "/metrics")),
+        scrape(api.pod_proxy_get(ns, pod, setup.stats_port, "/;csv")),
+    );
+    let pod_uid = pod_object
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .and_then(|p| p.metadata.uid);
+    ReplicaPoll {
+        pod_uid,
+        counts: metrics.as_deref().and_then(UpdateCounts::parse),
+        servers: csv.and_then(|text| backend_servers(&text, &setup.backend).ok()),
+    }
+}
+
+/// Polls every replica each `period` until `stop` or `until`, recording each change.
+pub async fn observe(
+    api: KubeApi,
+    setup: ObserveSetup,
+    recorder: Recorder,
+    intents: Intents,
+    stop: CancellationToken,
+    until: Instant,
+) {
+    let mut tracks = vec![ReplicaTrack::default(); setup.pods.len()];
+    let mut names = PodNames::default();
+    let mut ticker = tokio::time::interval(setup.period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let period = setup.period.max(Duration::from_millis(10));
+    let ticks = (until.saturating_duration_since(Instant::now()).as_secs_f64()
+        / period.as_secs_f64())
+    .ceil() as u64
+        + 1;
+    for _ in 0..ticks {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep_until(until) => return,
+            _ = ticker.tick() => {}
+        }
+        let polls = join_all(setup.pods.iter().map(|pod| poll_replica(&api, &setup, pod))).await;
+        names.learn_slices(&recorder);
+        let events: Vec<EventKind> = tracks
+            .iter_mut()
+            .zip(&polls)
+            .enumerate()
+            .filter_map(|(i, (track, poll))| {
+                let replica = u32::try_from(i).unwrap_or(u32::MAX);
+                track
+                    .step(replica, poll, &names, &intents)
+                    .map(|(change, cause, servers)| EventKind::Ingress {
+                        replica,
+                        change,
+                        cause,
+                        servers,
+                    })
+            })
+            .collect();
+        if !events.is_empty() {
+            recorder.record(events);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(name: &str, addr: &str, status: &str) -> StatsServer {
+        StatsServer {
+            name: name.into(),
+            addr: Some(addr.into()),
+            status: status.into(),
+        }
+    }
+
+    fn poll(uid: &str, full: u64, servers: Vec<StatsServer>) -> ReplicaPoll {
+        ReplicaPoll {
+            pod_uid: Some(uid.into()),
+            counts: Some(UpdateCounts { full, dynamic: 0 }),
+            servers: Some(servers),
+        }
+    }
+
+    #[test]
+    fn start_reload_runtime_update_and_restart_are_told_apart() {
+        let mut names = PodNames::default();
+        names.learn("10.0.0.1", "web-a");
+        names.learn("10.0.0.2", "web-b");
+        names.learn("10.0.0.3", "web-c");
+        let intents = Intents::default();
+        let mut track = ReplicaTrack::default();
+        let a = server("web-a", "10.0.0.1:8080", "UP");
+        let b = server("web-b", "10.0.0.2:8080", "UP");
+        let empty = server("srv003", "127.0.0.1:1023", "MAINT");
+        // A slot the runtime API refilled keeps its old name: named by its address.
+        let c_in_slot = server("srv003", "10.0.0.3:8080", "UP");
+
+        let first = poll("u1", 1, vec![a.clone(), b.clone(), empty.clone()]);
+        let start = track.step(0, &first, &names, &intents).unwrap();
+        assert_eq!(start.0, IngressChange::Start);
+        assert_eq!(start.2, ["web-a", "web-b"]);
+        assert_eq!(track.step(0, &first, &names, &intents), None);
+
+        intents.expect_reloads(2, IngressCause::Rewrite);
+        let reload = track
+            .step(0, &poll("u1", 2, vec![a.clone(), b.clone()]), &names, &intents)
+            .unwrap();
+        assert_eq!((reload.0, reload.1), (IngressChange::Reload, IngressCause::Rewrite));
+        // The next reload nobody asked for: the controller's, for the endpoints.
+        let again = track
+            .step(0, &poll("u1", 3, vec![b.clone(), a.clone()]), &names, &intents)
+            .unwrap();
+        assert_eq!((again.0, again.1), (IngressChange::Reload, IngressCause::Endpoints));
+        assert_eq!(again.2, ["web-b", "web-a"]);
+
+        let slot = track
+            .step(0, &poll("u1", 3, vec![b.clone(), a.clone(), c_in_slot]), &names, &intents)
+            .unwrap();
+        assert_eq!(slot.0, IngressChange::RuntimeApi);
+        assert_eq!(slot.2, ["web-b", "web-a", "web-c"]);
+
+        // Deleted: not readable while it is away, then a new pod.
+        intents.expect_restart(0, IngressCause::ReloadFailed);
+        let gone = ReplicaPoll::default();
+        assert_eq!(track.step(0, &gone, &names, &intents), None);
+        let restart = track
+            .step(0, &poll("u2", 1, vec![a, b]), &names, &intents)
+            .unwrap();
+        assert_eq!(
+            (restart.0, restart.1),
+            (IngressChange::Restart, IngressCause::ReloadFailed)
+        );
+        assert_eq!(restart.2, ["web-a", "web-b"]);
+        // A restart takes a reload noted for the replica with it (the new pod has the new
+        // configuration), and a restart nobody asked for is the StatefulSet's.
+        intents.expect_reloads(1, IngressCause::Rewrite);
+        assert_eq!(intents.take_restart(0), IngressCause::Deploy);
+        assert_eq!(intents.take_reload(0), IngressCause::Endpoints);
+    }
+
+    #[test]
+    fn a_counter_reset_in_the_same_pod_is_a_restart() {
+        let names = PodNames::default();
+        let intents = Intents::default();
+        let mut track = ReplicaTrack::default();
+        let s = vec![server("x", "10.0.0.9:80", "UP")];
+        track.step(1, &poll("u", 5, s.clone()), &names, &intents);
+        let change = track.step(1, &poll("u", 1, s), &names, &intents).unwrap();
+        assert_eq!((change.0, change.1), (IngressChange::Restart, IngressCause::Deploy));
+        // Unknown addresses keep the server's own name.
+        assert_eq!(change.2, ["x"]);
+    }
+}
