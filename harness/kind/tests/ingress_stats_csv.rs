@@ -136,7 +136,10 @@ async fn runtime_api(socket: &Path, command: &str) -> String {
 #[tokio::test]
 async fn the_list_follows_reloads_and_runtime_updates_of_a_real_haproxy() {
     let dir = tempfile::tempdir().unwrap();
-    let (cfg, socket) = (dir.path().join("haproxy.cfg"), dir.path().join("admin.sock"));
+    let (cfg, socket) = (
+        dir.path().join("haproxy.cfg"),
+        dir.path().join("admin.sock"),
+    );
     let stats = free_port();
     let (a, b, c) = (
         format!("127.0.0.1:{}", free_port()),

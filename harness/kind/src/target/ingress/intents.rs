@@ -61,8 +61,6 @@ impl Intents {
     pub fn take_restart(&self, replica: u32) -> IngressCause {
         let mut p = self.lock();
         p.reload.remove(&replica);
-        p.restart
-            .remove(&replica)
-            .unwrap_or(IngressCause::Deploy)
+        p.restart.remove(&replica).unwrap_or(IngressCause::Deploy)
     }
 }

@@ -94,8 +94,14 @@ impl IngressRuntime {
         };
         match action {
             Action::ReloadIngress(IngressReplicas::All) => {
-                churn::rewrite(api, &self.render, &self.intents, replicas, IngressCause::Action)
-                    .await?;
+                churn::rewrite(
+                    api,
+                    &self.render,
+                    &self.intents,
+                    replicas,
+                    IngressCause::Action,
+                )
+                .await?;
                 Ok(())
             }
             Action::RestartIngress(which) => {

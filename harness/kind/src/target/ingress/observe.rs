@@ -183,7 +183,9 @@ pub async fn observe(
     let mut ticker = tokio::time::interval(setup.period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let period = setup.period.max(Duration::from_millis(10));
-    let ticks = (until.saturating_duration_since(Instant::now()).as_secs_f64()
+    let ticks = (until
+        .saturating_duration_since(Instant::now())
+        .as_secs_f64()
         / period.as_secs_f64())
     .ceil() as u64
         + 1;
@@ -259,18 +261,39 @@ mod tests {
 
         intents.expect_reloads(2, IngressCause::Rewrite);
         let reload = track
-            .step(0, &poll("u1", 2, vec![a.clone(), b.clone()]), &names, &intents)
+            .step(
+                0,
+                &poll("u1", 2, vec![a.clone(), b.clone()]),
+                &names,
+                &intents,
+            )
             .unwrap();
-        assert_eq!((reload.0, reload.1), (IngressChange::Reload, IngressCause::Rewrite));
+        assert_eq!(
+            (reload.0, reload.1),
+            (IngressChange::Reload, IngressCause::Rewrite)
+        );
         // The next reload nobody asked for: the controller's, for the endpoints.
         let again = track
-            .step(0, &poll("u1", 3, vec![b.clone(), a.clone()]), &names, &intents)
+            .step(
+                0,
+                &poll("u1", 3, vec![b.clone(), a.clone()]),
+                &names,
+                &intents,
+            )
             .unwrap();
-        assert_eq!((again.0, again.1), (IngressChange::Reload, IngressCause::Endpoints));
+        assert_eq!(
+            (again.0, again.1),
+            (IngressChange::Reload, IngressCause::Endpoints)
+        );
         assert_eq!(again.2, ["web-b", "web-a"]);
 
         let slot = track
-            .step(0, &poll("u1", 3, vec![b.clone(), a.clone(), c_in_slot]), &names, &intents)
+            .step(
+                0,
+                &poll("u1", 3, vec![b.clone(), a.clone(), c_in_slot]),
+                &names,
+                &intents,
+            )
             .unwrap();
         assert_eq!(slot.0, IngressChange::RuntimeApi);
         assert_eq!(slot.2, ["web-b", "web-a", "web-c"]);
@@ -302,7 +325,10 @@ mod tests {
         let s = vec![server("x", "10.0.0.9:80", "UP")];
         track.step(1, &poll("u", 5, s.clone()), &names, &intents);
         let change = track.step(1, &poll("u", 1, s), &names, &intents).unwrap();
-        assert_eq!((change.0, change.1), (IngressChange::Restart, IngressCause::Deploy));
+        assert_eq!(
+            (change.0, change.1),
+            (IngressChange::Restart, IngressCause::Deploy)
+        );
         // Unknown addresses keep the server's own name.
         assert_eq!(change.2, ["x"]);
     }
