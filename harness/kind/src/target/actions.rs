@@ -10,6 +10,8 @@
 //! | `scale` | the Deployment's scale subresource |
 //! | `killPod` / `killPickedPod` | deletes the pod (its grace period is the Deployment's) |
 //! | `rollout` | a strategic merge patch of the Deployment's pod template ([`super::rollout`]) |
+//! | `reloadIngress: {}` | the controller's ConfigMap applied at the next rewrite generation: every replica reloads ([`super::ingress`]) |
+//! | `restartIngress` | deletes the replica's pod (or every replica's): the StatefulSet recreates it, a fresh HAProxy |
 //!
 //! `killPod: {pod: N}` means the N-th service pod of the run in creation order (the local
 //! target names that pod `pod-N`). In an existing cluster node actions need
@@ -159,8 +161,11 @@ pub(super) async fn act(
                 .map_err(KindError::from)
         }
         Action::Rollout(change) => super::rollout::rollout(run, change).await,
-        Action::ReloadIngress(_) | Action::RestartIngress(_) => {
-            Err(KindError::Unsupported(event.to_string()))
-        }
+        Action::ReloadIngress(_) | Action::RestartIngress(_) => match &run.ingress {
+            Some(ingress) => ingress.act(&api, &event.action).await,
+            None => Err(KindError::Unsupported(format!(
+                "{event} without an ingress controller in the run"
+            ))),
+        },
     }
 }

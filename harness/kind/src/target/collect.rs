@@ -71,6 +71,13 @@ pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<()
         manifests::lb_dns_name(&run.ctx.run_id)
     };
     let hosts = (service_ip, lb_ip);
+    if let Some(ingress) = &run.ingress {
+        // The churn runs with the load: until its end.
+        let until = clock.load_start + clock.duration;
+        if let Some(task) = ingress.spawn_churn(&api, &run.recorder, &run.stop, until) {
+            run.tasks.push(task);
+        }
+    }
     run.sampler = Some(tokio::spawn(sample(
         *clock,
         api.clone(),

@@ -126,6 +126,7 @@ pub(super) async fn deploy(
         last_counters: None,
         revision: (1, scenario.clone()),
         lb_pod: None,
+        ingress: None,
     });
 
     // Before anything is created: the pinned releases, the tools, the images, the cluster's

@@ -88,6 +88,8 @@ struct Running {
     revision: (u32, Scenario),
     /// The load balancer's pod, once ready.
     lb_pod: Option<String>,
+    /// The ingress controller, once its pods are ready.
+    ingress: Option<ingress::IngressRuntime>,
 }
 
 impl KindTarget {
@@ -236,6 +238,7 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
              is created, at the scenario's own values; run with --time-scale 1"
         ));
     }
+    out.extend(ingress::refuse::refusals(scenario, time_scale));
     out
 }
 

@@ -53,3 +53,79 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_core::scenario::load_scenario_str;
+
+    fn scenario(churn: &str, timeline: &str) -> Scenario {
+        let text = format!(
+            r#"
+apiVersion: harness/v1alpha1
+kind: Scenario
+metadata: {{ name: t }}
+cluster:
+  zones: [{{ name: z, nodes: [{{ name: n, allocatableCpu: "4" }}] }}]
+service:
+  name: s
+  replicas: 2
+  serviceTime: {{ fixed: 5ms }}
+ingress:
+  version: v0.16
+  replicas: 2
+  churn: {churn}
+load:
+  duration: 1m
+  generators: [{{ name: g, zone: z, rate: 10, via: ingress }}]
+timeline: {timeline}
+"#
+        );
+        load_scenario_str(&text, "t.yaml", None).unwrap()
+    }
+
+    #[test]
+    fn restarts_are_refused_at_a_scaled_time_only() {
+        let s = scenario("{ rewriteInterval: 6s, reloadFailureRate: 0.25 }", "[]");
+        assert!(refusals(&s, TimeScale::REAL).is_empty());
+        let refused = refusals(&s, TimeScale::new(0.1).unwrap());
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].starts_with("ingress.churn.reloadFailureRate 0.25 at time scale 0.1")
+                && refused[0].contains("pod restart")
+                && refused[0].contains("--time-scale 1"),
+            "{refused:?}"
+        );
+        // Rewrites alone scale: 0.6 s between two is within the controller's rate limit.
+        let rewrites = scenario("{ rewriteInterval: 6s }", "[]");
+        assert!(refusals(&rewrites, TimeScale::new(0.1).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn rewrites_faster_than_the_rate_limit_are_refused() {
+        let s = scenario("{ rewriteInterval: 1s }", "[]");
+        assert!(refusals(&s, TimeScale::new(0.1).unwrap()).is_empty());
+        let refused = refusals(&s, TimeScale::new(0.05).unwrap());
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].contains("rewriteInterval") && refused[0].contains("--rate-limit-update"),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn reloading_one_replica_is_refused_and_every_replica_is_not() {
+        let s = scenario(
+            "{ rewriteInterval: 6s }",
+            "[{ at: 10s, reloadIngress: { replica: 1 } }, { at: 20s, reloadIngress: {} }, \
+             { at: 30s, restartIngress: { replica: 0 } }]",
+        );
+        let refused = refusals(&s, TimeScale::REAL);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].contains("reloadIngress: {replica: 1}")
+                && refused[0].contains("one controller ConfigMap"),
+            "{refused:?}"
+        );
+    }
+}
