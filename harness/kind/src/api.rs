@@ -9,7 +9,7 @@
 use std::fmt;
 
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Service};
 use kube::api::{Api, DeleteParams, ListParams, LogParams, Patch, PatchParams};
 use kube::{Client, Resource};
@@ -178,6 +178,13 @@ impl KubeApi {
         api.get(name)
             .await
             .map_err(|e| ApiError::new(format!("reading Deployment {ns}/{name}"), e))
+    }
+
+    pub async fn get_stateful_set(&self, ns: &str, name: &str) -> Result<StatefulSet, ApiError> {
+        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), ns);
+        api.get(name)
+            .await
+            .map_err(|e| ApiError::new(format!("reading StatefulSet {ns}/{name}"), e))
     }
 
     pub async fn get_pod(&self, ns: &str, name: &str) -> Result<Pod, ApiError> {
