@@ -6,9 +6,14 @@
 # (HARNESS_E2E_KIND=1) and deletes it (KEEP_CLUSTER=1 keeps the clusters):
 # - topology-skew (incident 1, fixed 0);
 # - rollout-502 (incident 1, fixed 0, distroless 1, slow-registration 1, readiness-gate 0);
+# - ingress-hot-podding at --time-scale 1 with the real haproxy-ingress v0.16 controller
+#   (v0-16-roundrobin-ip 1, v0-16-roundrobin-random 0, v0-16 0, v0-16-default 1; incident and
+#   fixed, v0.6 and v0.7, refused with exit 2), whose image is pulled by its pinned digest;
 # - autoscaler-blind-spot (incident 1, fixed 0), which installs prometheus-operator and KEDA from
-#   their pinned releases and so needs their sha256 recorded in harness/kind/third-party.yaml
-#   (`harness pins lock`); without them this script stops with exit 2 and says so.
+#   their pinned releases.
+# The last two need the pins recorded in harness/kind/third-party.yaml (`harness pins lock`:
+# the releases' sha256, the image's digest); without them this script stops with exit 2 and
+# says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,8 +56,9 @@ run_on_kind() {
 run_on_kind topology-skew topology_skew_on_kind
 run_on_kind rollout-502 rollout_502_on_kind
 
-if grep -Eq '^[[:space:]]*sha256:[[:space:]]*null' harness/kind/third-party.yaml; then
-    echo "e2e-kind: autoscaler-blind-spot not run: harness/kind/third-party.yaml has pins without a sha256; record them with 'cargo run -p harness -- pins lock' (needs internet), review the diff, commit, and run again" >&2
+if grep -Eq '^[[:space:]]*(sha256|digest):[[:space:]]*null' harness/kind/third-party.yaml; then
+    echo "e2e-kind: ingress-hot-podding and autoscaler-blind-spot not run: harness/kind/third-party.yaml has pins without a sha256 or digest; record them with 'cargo run -p harness -- pins lock' (needs internet), review the diff, commit, and run again" >&2
     exit 2
 fi
+run_on_kind ingress-hot-podding ingress_hot_podding_on_kind
 run_on_kind autoscaler-blind-spot autoscaler_blind_spot_on_kind

@@ -9,6 +9,9 @@
 //! slow-registration 1, readiness-gate 0). autoscaler-blind-spot runs with the real HPA, KEDA
 //! and Prometheus from the pinned releases (their sha256 must be recorded: `harness pins lock`),
 //! at time scale 1: the HPA controller's flags are set when its cluster is created.
+//! ingress-hot-podding runs the real haproxy-ingress v0.16 controller from its pinned image at
+//! time scale 1 (v0-16-roundrobin-ip 1, v0-16-roundrobin-random 0, v0-16 0, v0-16-default 1;
+//! incident and fixed, v0.6 and v0.7, refused with exit 2).
 
 mod support;
 
@@ -187,4 +190,94 @@ fn autoscaler_blind_spot_on_kind() {
     assert_eq!(s["verdict"], "pass");
     assert!(expectation(&s, "maxReplicas")["observed"].as_f64().unwrap() >= 12.0);
     assert_eq!(expectation(&s, "timeToScaleUp")["passed"], true);
+}
+
+const INGRESS_CLUSTER: &str = "harness-ingress-hot-podding";
+const INGRESS_FILE: &str = "scenarios/ingress-hot-podding.yaml";
+
+/// (reloads, restarts) summed over the ingress replicas of a summary.
+fn ingress_changes(s: &serde_json::Value) -> (u64, u64) {
+    s["ingress"]["replicas"]
+        .as_array()
+        .map(|replicas| {
+            replicas.iter().fold((0, 0), |a, r| {
+                (
+                    a.0 + r["reloads"].as_u64().unwrap_or(0),
+                    a.1 + r["restarts"].as_u64().unwrap_or(0),
+                )
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// ingress-hot-podding with the real haproxy-ingress v0.16 controller (its image pulled by
+/// digest: `harness pins lock` must have recorded it), at time scale 1: on kind a failed reload
+/// is a pod restart, whose real time does not scale. The versions whose Ingress API Kubernetes
+/// removed are refused up front (exit 2) with the reason.
+#[test]
+fn ingress_hot_podding_on_kind() {
+    if !enabled() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |variant: &str| {
+        let out = dir.path().join(variant);
+        let code = run_scenario_on_kind(
+            INGRESS_FILE,
+            INGRESS_CLUSTER,
+            variant,
+            &out,
+            &["--time-scale", "1"],
+        );
+        (code, out)
+    };
+    for (variant, expected) in [
+        // Sorted lists, round-robin and reloads: the incident on current Kubernetes.
+        ("v0-16-roundrobin-ip", 1),
+        // Shuffled on every reload: the fix.
+        ("v0-16-roundrobin-random", 0),
+        // random(2), slots and shuffled lists.
+        ("v0-16", 0),
+        // random(2) with the Endpoints order: HAProxy repeats random(2)'s sequence.
+        ("v0-16-default", 1),
+    ] {
+        let (code, out) = run(variant);
+        assert_eq!(code, expected, "{variant}");
+        let s = summary(&out);
+        assert_eq!(s["target"], "kind", "{variant}");
+        assert_eq!(s["partial"], false, "{variant}");
+        assert_eq!(
+            s["verdict"],
+            if expected == 0 { "pass" } else { "fail" },
+            "{variant}"
+        );
+        // The real controller's reloads and the churn's restarts (reloadFailureRate 0.25) were
+        // observed on every replica's HAProxy.
+        assert_eq!(
+            s["ingress"]["replicas"].as_array().map(Vec::len),
+            Some(8),
+            "{variant}: {}",
+            s["ingress"]
+        );
+        let (reloads, restarts) = ingress_changes(&s);
+        assert!(reloads > 0 && restarts > 0, "{variant}: {}", s["ingress"]);
+    }
+
+    // The versions kind cannot run: refused before anything is created, with the reason.
+    for variant in ["incident", "fixed"] {
+        let out = dir.path().join(variant);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+        cmd.args(["run", INGRESS_FILE, "--target", "kind"])
+            .args(["--variant", variant, "--cluster", INGRESS_CLUSTER])
+            .args(["--time-scale", "1", "--out"])
+            .arg(&out)
+            .current_dir(workspace_root());
+        let output = cmd.output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{variant}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("ingress.version") && stderr.contains("v0-16"),
+            "{variant}: {stderr}"
+        );
+    }
 }
