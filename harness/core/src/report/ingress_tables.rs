@@ -139,3 +139,39 @@ pub fn pods(s: &IngressSummary) -> Table {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn controller(
+        balance_overridden: bool,
+        order: &str,
+        dynamic_slots: bool,
+    ) -> IngressControllerSummary {
+        IngressControllerSummary {
+            version: "v0.16".into(),
+            balance: if balance_overridden {
+                "roundrobin"
+            } else {
+                "random(2)"
+            }
+            .into(),
+            balance_overridden,
+            order: order.into(),
+            dynamic_slots,
+        }
+    }
+
+    #[test]
+    fn the_controller_sentence_says_where_the_balance_came_from() {
+        assert_eq!(
+            controller_sentence(&controller(true, "byIp", true)),
+            "haproxy-ingress v0.16 (model): balance roundrobin (balanceAlgorithm), servers sorted by IP, endpoint changes through the runtime API into server slots."
+        );
+        assert_eq!(
+            controller_sentence(&controller(false, "shuffledPerReload", false)),
+            "haproxy-ingress v0.16 (model): balance random(2) (the version's default), servers shuffled on every reload, every endpoint change reloads."
+        );
+    }
+}
