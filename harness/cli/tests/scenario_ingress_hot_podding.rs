@@ -222,7 +222,7 @@ fn v0_16_round_robin_sorted_by_ip_is_the_incident_and_shuffled_is_its_fix() {
     assert!(config.contains("balance roundrobin"), "{config}");
     assert!(config.contains("server srv001 "), "v0.16's slots: {config}");
     // Requests fall with the list position, as under v0.6: the first two positions get well
-    // over twice the last two (6.6x and 6.9x at seeds 7 and 8).
+    // over twice the last two (4.6x and 4.7x at seeds 7 and 8).
     let by_position = numbers(&s["ingress"]["byPosition"]);
     assert_eq!(by_position.len(), 8, "{by_position:?}");
     let (head, tail) = (
