@@ -13,6 +13,7 @@
 //! `kind load docker-image`, never pulled).
 
 pub mod autoscaler;
+pub mod ingress;
 mod deployment;
 pub mod durations;
 mod generators;
