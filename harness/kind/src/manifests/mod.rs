@@ -13,10 +13,10 @@
 //! `kind load docker-image`, never pulled).
 
 pub mod autoscaler;
-pub mod ingress;
 mod deployment;
 pub mod durations;
 mod generators;
+pub mod ingress;
 pub mod loadbalancer;
 pub mod security;
 mod service;

@@ -170,7 +170,11 @@ pub fn backend_name(namespace: &str, service: &str, target_port: impl Display) -
 /// The backend of the scenario's Service in this run (its target port: the sidecar's when
 /// there is one).
 pub fn service_backend(plan: &IngressPlan<'_>) -> String {
-    backend_name(&plan.namespace, &plan.scenario.service.name, target_port(plan.scenario))
+    backend_name(
+        &plan.namespace,
+        &plan.scenario.service.name,
+        target_port(plan.scenario),
+    )
 }
 
 fn target_port(scenario: &Scenario) -> u16 {

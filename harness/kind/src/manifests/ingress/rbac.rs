@@ -43,7 +43,11 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
 pub fn cluster_rules() -> Vec<PolicyRule> {
     let read = ["get", "list", "watch"];
     vec![
-        rule(&["discovery.k8s.io"], &["endpointslices"], &["list", "watch"]),
+        rule(
+            &["discovery.k8s.io"],
+            &["endpointslices"],
+            &["list", "watch"],
+        ),
         rule(
             &[""],
             &["configmaps", "endpoints", "nodes", "secrets"],
@@ -69,9 +73,17 @@ pub fn cluster_rules() -> Vec<PolicyRule> {
 /// The Role's rules (the run's namespace).
 pub fn namespace_rules() -> Vec<PolicyRule> {
     vec![
-        rule(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"]),
+        rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["get", "create", "update"],
+        ),
         rule(&[""], &["pods", "secrets", "namespaces"], &["get"]),
-        rule(&[""], &["configmaps", "endpoints"], &["get", "create", "update"]),
+        rule(
+            &[""],
+            &["configmaps", "endpoints"],
+            &["get", "create", "update"],
+        ),
     ]
 }
 
