@@ -368,6 +368,7 @@ fn names_read_back_from_haproxy() {
     assert_eq!(ingress::empty_slot_name(0), "srv001");
     assert_eq!(ingress::empty_slot_name(31), "srv032");
     assert_eq!(ingress::EMPTY_SLOT_ADDR, "127.0.0.1:1023");
+    assert_eq!(ingress::STATS_CSV_PATH, "/;csv");
 }
 
 #[test]

@@ -60,6 +60,10 @@ pub const HTTPS_PORT: u16 = 8443;
 pub const SERVICE_PORT: u16 = 80;
 /// HAProxy's statistics listener (`stats-port`, the upstream default).
 pub const STATS_PORT: u16 = 1936;
+/// The statistics as CSV: the template's `listen stats` has `stats uri /`
+/// (`rootfs/etc/templates/haproxy/haproxy.tmpl`, "Stats"), and HAProxy serves the CSV form of
+/// a stats page at its URI followed by `;csv`.
+pub const STATS_CSV_PATH: &str = "/;csv";
 /// The controller's own `/healthz` (and `/metrics`) listener, `--healthz-addr` default `:10254`.
 pub const HEALTHZ_PORT: u16 = 10254;
 /// HAProxy's `/healthz` monitor listener (`healthz-port`, the upstream default `10253`), what
