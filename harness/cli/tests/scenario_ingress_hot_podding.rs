@@ -2,7 +2,8 @@
 //! `haproxy` ingress replicas (`.ci/run` installs Debian's): each variant's exit code and the
 //! incident's signature in summary.json — requests ordered by list position, unready flips,
 //! restarts — and the refusal up front when no HAProxy is available. Each run takes about
-//! 40 s; they take turns (`support::ONE_AT_A_TIME`).
+//! 40 s (the two `v0-16-roundrobin-*` runs half of it: half the load, `SHORT_LOAD`); they take
+//! turns (`support::ONE_AT_A_TIME`).
 
 mod support;
 
@@ -14,6 +15,28 @@ use support::{ONE_AT_A_TIME, expectation, summary, workspace_root};
 fn run_variant(variant: &str, out: &std::path::Path) -> i32 {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     support::run_variant("ingress-hot-podding.yaml", variant, out)
+}
+
+/// Half the file's 300 s of load (15 s at its time scale): still ~25 rewrites, ~140 reloads and
+/// ~45 restarts over the replicas, enough for the list-position signature (measured at seeds 7
+/// and 8: first quarter 39.6–40.4% sorted, 26.4–27.1% shuffled).
+const SHORT_LOAD: &str = "load.duration=150s";
+
+fn run_variant_short(variant: &str, out: &std::path::Path) -> i32 {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    support::run_variant_with("ingress-hot-podding.yaml", variant, &[SHORT_LOAD], out)
+}
+
+/// The pods in replica `i`'s last configuration, in slot order (from each `server` line's
+/// comment, `# pod-3 10.244.0.3:8080`).
+fn slot_pods(out: &std::path::Path, i: usize) -> Vec<String> {
+    let cfg =
+        std::fs::read_to_string(out.join(format!("ingress/ingress-{i}/haproxy.cfg"))).unwrap();
+    cfg.lines()
+        .filter(|l| l.trim_start().starts_with("server "))
+        .filter_map(|l| l.split("# ").nth(1))
+        .filter_map(|c| c.split(' ').next().map(str::to_owned))
+        .collect()
 }
 
 fn numbers(v: &Value) -> Vec<f64> {
@@ -178,6 +201,82 @@ fn v0_16_with_shuffled_slots_passes_and_its_defaults_do_not() {
     assert_eq!(run_variant("v0-16-default", dir.path()), 1);
     let s = summary(dir.path());
     assert_eq!(expectation(&s, "skewMaxMean")["passed"], false);
+    assert_no_haproxy_left(dir.path());
+}
+
+#[test]
+fn v0_16_round_robin_sorted_by_ip_is_the_incident_and_shuffled_is_its_fix() {
+    // What the kind target runs incident 2 as: v0.16 with `balance-algorithm: roundrobin` and
+    // `--sort-endpoints-by=ip`.
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant_short("v0-16-roundrobin-ip", dir.path()), 1);
+    let s = summary(dir.path());
+    assert_eq!(s["verdict"], "fail");
+    let controller = &s["ingress"]["controller"];
+    assert_eq!(controller["version"], "v0.16", "{controller}");
+    assert_eq!(controller["balance"], "roundrobin", "{controller}");
+    assert_eq!(controller["balanceOverridden"], true, "{controller}");
+    assert_eq!(controller["order"], "byIp", "{controller}");
+    assert_eq!(controller["dynamicSlots"], true, "{controller}");
+    let config = std::fs::read_to_string(dir.path().join("ingress/ingress-0/haproxy.cfg")).unwrap();
+    assert!(config.contains("balance roundrobin"), "{config}");
+    assert!(config.contains("server srv001 "), "v0.16's slots: {config}");
+    // Requests fall with the list position, as under v0.6: the first two positions get well
+    // over twice the last two (4.6x and 4.7x at seeds 7 and 8).
+    let by_position = numbers(&s["ingress"]["byPosition"]);
+    assert_eq!(by_position.len(), 8, "{by_position:?}");
+    let (head, tail) = (
+        by_position[0] + by_position[1],
+        by_position[6] + by_position[7],
+    );
+    assert!(head > 2.5 * tail, "{by_position:?}");
+    assert!(
+        s["ingress"]["rankCorrelation"].as_f64().unwrap() < -0.8,
+        "{}",
+        s["ingress"]
+    );
+    let first = expectation(&s, "firstPositionsShare");
+    assert_eq!(first["passed"], false, "{first}");
+    assert!(first["observed"].as_f64().unwrap() > 0.35, "{first}");
+    assert_eq!(expectation(&s, "skewMaxMean")["passed"], false);
+    let flips = expectation(&s, "readinessFlips");
+    assert!(flips["observed"].as_f64().unwrap() >= 1.0, "{flips}");
+    // The hot pods' readiness failures went through the runtime API, not reloads.
+    let (reloads, restarts, runtime) = changes(&s);
+    assert!(
+        reloads > 50 && restarts > 10 && runtime > 0,
+        "{reloads} reloads, {restarts} restarts, {runtime} runtime-API updates"
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("report.md"))
+            .unwrap()
+            .contains("haproxy-ingress v0.16 (model): balance roundrobin (balanceAlgorithm), servers sorted by IP"),
+    );
+    assert_no_haproxy_left(dir.path());
+
+    // `--sort-endpoints-by=random`: the slots reshuffled on every reload; even, and it passes.
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run_variant_short("v0-16-roundrobin-random", dir.path()), 0);
+    let s = summary(dir.path());
+    assert_eq!(s["ingress"]["controller"]["balance"], "roundrobin");
+    assert_eq!(s["ingress"]["controller"]["order"], "shuffledPerReload");
+    let (reloads, restarts, _) = changes(&s);
+    assert!(
+        reloads > 50 && restarts > 10,
+        "the same churn: {reloads} reloads, {restarts} restarts"
+    );
+    assert!(s["ingress"]["firstPositionsShare"].as_f64().unwrap() < 0.33);
+    assert_eq!(expectation(&s, "skewMaxMean")["passed"], true);
+    let orders: std::collections::BTreeSet<Vec<String>> =
+        (0..8).map(|i| slot_pods(dir.path(), i)).collect();
+    assert!(
+        orders.iter().all(|o| o.len() == 8),
+        "8 pods in slots: {orders:?}"
+    );
+    assert!(
+        orders.len() > 1,
+        "the replicas hold the pods in different slots: {orders:?}"
+    );
     assert_no_haproxy_left(dir.path());
 }
 

@@ -3,7 +3,12 @@
 //! `pins lock` writing each hash into the pin file, an unlocked pin refusing the run with how
 //! to lock it, and a downloaded multi-document release applied in order by server-side apply
 //! against a scripted API server, with the CRD `Established` and Deployment `Available` waits.
+//! Image pins against a fake registry (registry HTTP API v2 with Bearer token auth): the tag
+//! resolved to its `Docker-Content-Digest` through the 401 + anonymous token round trip, and
+//! `pins lock` writing the digest into the pin file.
 
+#[path = "support/registry_fake.rs"]
+mod registry_fake;
 mod support;
 
 use std::sync::Arc;
@@ -13,9 +18,11 @@ use std::time::Duration;
 use harness_core::scenario::load_scenario;
 use harness_kind::third_party::apply::{self, ApplyError, Waits};
 use harness_kind::third_party::fetch::{FetchError, Fetcher, sha256_hex};
+use harness_kind::third_party::registry::{self, MANIFEST_ACCEPT, RegistryError};
 use harness_kind::third_party::{
     self, LockedPin, PinTable, ThirdPartyError, install_releases, lock_file, required_from,
 };
+use registry_fake::{FakeRegistry, RegistryMode};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, status};
 
@@ -116,7 +123,9 @@ async fn pins_lock_writes_each_files_hash_into_the_pin_file() {
     let fetcher = Fetcher::new(dir.path().join("cache")).unwrap();
     let path = dir.path().join("third-party.yaml");
     std::fs::write(&path, pin_file(&server, "other.yaml")).unwrap();
-    let hashes = lock_file(&path, &fetcher).await.unwrap();
+    let report = lock_file(&path, &fetcher).await.unwrap();
+    assert!(report.images.is_empty());
+    let hashes = report.releases;
     let fixture_sha = sha256_hex(fixture().as_bytes());
     let other_sha = sha256_hex(b"other\n");
     assert_eq!(
@@ -331,4 +340,137 @@ async fn waits_are_bounded_and_name_what_never_became_ready() {
         text.starts_with("applying Namespace fixture: HTTP 403"),
         "{text}"
     );
+}
+
+const DIGEST: &str = "sha256:4f3b2a1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a";
+
+#[tokio::test]
+async fn an_image_tag_resolves_to_its_digest_through_the_token_round_trip() {
+    let fake = FakeRegistry::start(RegistryMode::BearerToken, DIGEST).await;
+    let client = reqwest::Client::new();
+    let repository = format!("{}/jcmoraisjr/haproxy-ingress", fake.addr);
+    let digest = registry::resolve_digest(&client, &repository, "v0.16.1")
+        .await
+        .unwrap();
+    assert_eq!(digest, DIGEST);
+    let seen = fake.seen();
+    let lines: Vec<String> = seen
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} auth={}",
+                r.method,
+                r.uri,
+                r.authorization.as_deref().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "HEAD /v2/jcmoraisjr/haproxy-ingress/manifests/v0.16.1 auth=-".to_owned(),
+            "GET /token?service=fake-registry&scope=repository%3Ajcmoraisjr%2Fhaproxy-ingress%3Apull auth=-".to_owned(),
+            format!(
+                "HEAD /v2/jcmoraisjr/haproxy-ingress/manifests/v0.16.1 auth=Bearer {}",
+                registry_fake::TOKEN
+            ),
+        ]
+    );
+    // Both manifest requests ask for indexes first, then single manifests.
+    for r in seen.iter().filter(|r| r.method == "HEAD") {
+        assert_eq!(r.accept.as_deref(), Some(MANIFEST_ACCEPT));
+    }
+    assert!(MANIFEST_ACCEPT.starts_with("application/vnd.oci.image.index.v1+json"));
+}
+
+#[tokio::test]
+async fn registry_failures_say_what_went_wrong() {
+    let client = reqwest::Client::new();
+    // An open registry answers without a challenge.
+    let open = FakeRegistry::start(RegistryMode::Open, DIGEST).await;
+    let repo = format!("{}/owner/name", open.addr);
+    assert_eq!(
+        registry::resolve_digest(&client, &repo, "v1")
+            .await
+            .unwrap(),
+        DIGEST
+    );
+    assert_eq!(open.seen().len(), 1);
+    // A missing tag is a 404 naming the reference and what to check.
+    let err = registry::resolve_digest(&client, &repo, "missing")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RegistryError::Status { status: 404, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("resolving {repo}:missing: HTTP 404")),
+        "{text}"
+    );
+    assert!(text.contains("check `version` and `image`"), "{text}");
+    // A token service that answers without a token.
+    let tokenless = FakeRegistry::start(RegistryMode::TokenWithoutToken, DIGEST).await;
+    let repo = format!("{}/owner/name", tokenless.addr);
+    let err = registry::resolve_digest(&client, &repo, "v1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("answered without a token"), "{err}");
+    // A 401 without a Bearer challenge.
+    let basic = FakeRegistry::start(RegistryMode::BasicOnly, DIGEST).await;
+    let repo = format!("{}/owner/name", basic.addr);
+    let err = registry::resolve_digest(&client, &repo, "v1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no usable Bearer challenge"), "{err}");
+    // A 200 without a digest header.
+    let digestless = FakeRegistry::start(RegistryMode::NoDigestHeader, DIGEST).await;
+    let repo = format!("{}/owner/name", digestless.addr);
+    let err = registry::resolve_digest(&client, &repo, "v1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no valid Docker-Content-Digest header (got ``)"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn pins_lock_writes_each_images_digest_into_the_pin_file() {
+    let fake = FakeRegistry::start(RegistryMode::BearerToken, DIGEST).await;
+    let dir = tempfile::tempdir().unwrap();
+    let fetcher = Fetcher::new(dir.path().join("cache")).unwrap();
+    let path = dir.path().join("third-party.yaml");
+    let before = format!(
+        "schema: harness/third-party/v1\nreleases: []\nimages:\n  # the controller\n  - name: haproxy-ingress\n    version: v0.16.1\n    image: {}/jcmoraisjr/haproxy-ingress\n    digest: null\n",
+        fake.addr
+    );
+    std::fs::write(&path, &before).unwrap();
+    let report = lock_file(&path, &fetcher).await.unwrap();
+    assert_eq!(
+        report.images,
+        [("haproxy-ingress".to_owned(), DIGEST.to_owned())]
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text,
+        before.replace("digest: null", &format!("digest: {DIGEST}"))
+    );
+    let table = PinTable::parse(&text, "third-party.yaml").unwrap();
+    let image = table.image("haproxy-ingress", "third-party.yaml").unwrap();
+    assert_eq!(
+        image.require_digest("third-party.yaml").unwrap(),
+        format!("{}/jcmoraisjr/haproxy-ingress:v0.16.1@{DIGEST}", fake.addr)
+    );
+
+    // A failed resolution writes nothing.
+    let missing = before.replace("v0.16.1", "missing");
+    std::fs::write(&path, &missing).unwrap();
+    let err = lock_file(&path, &fetcher).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 404"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), missing);
 }

@@ -1,6 +1,7 @@
 //! `harness pins lock`: records the SHA-256 of every pinned third-party release
-//! (`harness/kind/third-party.yaml`) by downloading each URL — the one step that needs
-//! internet; a run then verifies every download against it.
+//! (`harness/kind/third-party.yaml`) by downloading each URL, and the manifest digest of every
+//! pinned image tag from its registry — the one step that needs internet; a run then verifies
+//! every download against it and runs every image by digest.
 
 use std::path::PathBuf;
 
@@ -17,8 +18,8 @@ pub struct PinsArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum PinsCommand {
-    /// Download every pinned URL and write its sha256 into the pin file (needs internet);
-    /// review the diff, commit it and rebuild.
+    /// Download every pinned URL and write its sha256 into the pin file, and resolve every
+    /// pinned image tag to its digest (needs internet); review the diff, commit it and rebuild.
     Lock {
         /// The pin file.
         #[arg(long, value_name = "PATH", default_value = PIN_FILE)]
@@ -40,14 +41,17 @@ pub fn run(args: PinsArgs) -> Outcome {
             })?;
             let fetcher = fetch::Fetcher::new(fetch::default_cache_dir())
                 .map_err(|e| Failure::Infrastructure(e.into()))?;
-            let hashes = runtime
+            let report = runtime
                 .block_on(third_party::lock_file(&file, &fetcher))
                 .map_err(|e| match e {
                     third_party::ThirdPartyError::Pins(p) => Failure::InvalidInput(p.into()),
                     other => Failure::Infrastructure(other.into()),
                 })?;
-            for (name, sha) in hashes {
+            for (name, sha) in report.releases {
                 println!("{name}: sha256 {sha}");
+            }
+            for (name, digest) in report.images {
+                println!("{name}: digest {digest}");
             }
             eprintln!(
                 "wrote {}; review `git diff {}`, commit it, and rebuild the harness (the table is built in)",

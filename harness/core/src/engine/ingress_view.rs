@@ -1,18 +1,24 @@
 //! The summary's ingress section from a run's data: requests by list position (with the rank
 //! correlation and the first positions' share, `measure::position_shares`), each replica's
 //! reloads, restarts and runtime-API updates with their causes, and per pod its mean position,
-//! readiness flips and its callers' p90/max latency.
+//! readiness flips and its callers' p90/max latency; and the controller settings the replicas
+//! ran with.
 
 use std::collections::BTreeMap;
 
+use crate::ingress::ControllerSettings;
 use crate::measure::{self, EventKind, RunData, Window};
 use crate::report::reconcile::natural_key;
 use crate::report::{
-    IngressChangeSummary, IngressPodSummary, IngressReplicaSummary, IngressSummary,
+    IngressChangeSummary, IngressControllerSummary, IngressPodSummary, IngressReplicaSummary,
+    IngressSummary,
 };
 
 /// `None` when the run had no ingress replicas.
-pub fn ingress_summary(run: &RunData) -> Option<IngressSummary> {
+pub fn ingress_summary(
+    run: &RunData,
+    controller: Option<&ControllerSettings>,
+) -> Option<IngressSummary> {
     let whole = Window::whole(run);
     let lists = measure::ingress_lists(run);
     if lists.is_empty() {
@@ -90,7 +96,18 @@ pub fn ingress_summary(run: &RunData) -> Option<IngressSummary> {
         by_position: shares.by_rank,
         replicas,
         pods,
+        controller: controller.map(controller_summary),
     })
+}
+
+fn controller_summary(settings: &ControllerSettings) -> IngressControllerSummary {
+    IngressControllerSummary {
+        version: settings.version.as_str().to_owned(),
+        balance: settings.balance().haproxy_keyword().to_owned(),
+        balance_overridden: settings.balance_algorithm.is_some(),
+        order: settings.ordering().as_str().to_owned(),
+        dynamic_slots: settings.dynamic_slots(),
+    }
 }
 
 /// An enum's name as `timeline.jsonl` writes it (`runtimeApi`).

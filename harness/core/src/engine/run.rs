@@ -168,6 +168,7 @@ pub async fn run<T: Target>(
         started_at,
         time_scale: scale.factor(),
         partial_reason,
+        ingress_controller: scenario.ingress.as_ref().map(|i| i.controller),
     };
     let summary = summarize(facts, &data, results);
     Ok(RunOutcome {

@@ -25,6 +25,8 @@ pub struct RunFacts {
     pub started_at: String,
     pub time_scale: f64,
     pub partial_reason: Option<String>,
+    /// The ingress controller's settings (scenarios with `ingress`).
+    pub ingress_controller: Option<crate::ingress::ControllerSettings>,
 }
 
 /// Builds the summary.
@@ -81,7 +83,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         invocation: None,
         removals: removal_summaries(&removals),
         model_agreement: None,
-        ingress: super::ingress_view::ingress_summary(run),
+        ingress: super::ingress_view::ingress_summary(run, facts.ingress_controller.as_ref()),
     }
 }
 

@@ -24,6 +24,11 @@
 //! - `v0.16`: the default balance algorithm becomes `random(2)` (PR #1282); endpoint changes
 //!   go through HAProxy's runtime API into pre-allocated server slots (`dynamic-scaling`,
 //!   `backend-server-slots-increment`), and only a change that needs more slots reloads.
+//!
+//! The `balance-algorithm` configuration key (Backend scope, no "Since": every release line
+//! has it; `docs/content/en/docs/configuration/keys.md`, section "Balance algorithm") takes
+//! any HAProxy algorithm and overrides the version's default; the model renders the two
+//! defaults, `roundrobin` and `random(2)`.
 
 pub mod config;
 mod order;
@@ -59,6 +64,17 @@ impl ControllerVersion {
     }
 }
 
+impl ControllerVersion {
+    /// The `balance-algorithm` default: `random(2)` from v0.16 (PR #1282), `roundrobin`
+    /// before.
+    pub fn default_balance(self) -> Balance {
+        match self {
+            ControllerVersion::V0_16 => Balance::RandomTwo,
+            _ => Balance::RoundRobin,
+        }
+    }
+}
+
 impl fmt::Display for ControllerVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -90,7 +106,7 @@ impl SortEndpointsBy {
 }
 
 /// HAProxy's `balance` for the Service's backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Balance {
     /// `balance roundrobin`, the default up to v0.15.
     RoundRobin,
@@ -120,15 +136,16 @@ pub struct ControllerSettings {
     /// `backend-server-slots-increment` (v0.16 dynamic updates): servers are allocated in
     /// multiples of this.
     pub slots_increment: u32,
+    /// The `balance-algorithm` configuration key; `None`: not given, the version's default.
+    pub balance_algorithm: Option<Balance>,
 }
 
 impl ControllerSettings {
-    /// The balance algorithm the version renders by default.
+    /// The balance algorithm the backend is rendered with: `balance-algorithm` when given,
+    /// else the version's default.
     pub fn balance(&self) -> Balance {
-        match self.version {
-            ControllerVersion::V0_16 => Balance::RandomTwo,
-            _ => Balance::RoundRobin,
-        }
+        self.balance_algorithm
+            .unwrap_or_else(|| self.version.default_balance())
     }
 
     /// Whether endpoint changes go through the runtime API into server slots (v0.16).
@@ -171,8 +188,61 @@ pub enum Ordering {
 }
 
 impl Ordering {
+    /// The name `summary.json` records (`byIp`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ordering::TemplateMapKeys => "templateMapKeys",
+            Ordering::ShuffledPerReload => "shuffledPerReload",
+            Ordering::EndpointsObject => "endpointsObject",
+            Ordering::ByIp => "byIp",
+            Ordering::ByName => "byName",
+        }
+    }
+
     /// Whether a render with unchanged endpoints can still change the order.
     pub fn shuffles(self) -> bool {
         self == Ordering::ShuffledPerReload
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(
+        version: ControllerVersion,
+        balance_algorithm: Option<Balance>,
+    ) -> ControllerSettings {
+        ControllerSettings {
+            version,
+            sort_backends: false,
+            sort_endpoints_by: None,
+            slots_increment: 8,
+            balance_algorithm,
+        }
+    }
+
+    #[test]
+    fn balance_is_the_versions_default_unless_balance_algorithm_is_given() {
+        use ControllerVersion::*;
+        for version in [V0_6, V0_7, V0_8, V0_11] {
+            assert_eq!(
+                settings(version, None).balance(),
+                Balance::RoundRobin,
+                "{version}"
+            );
+            assert_eq!(
+                settings(version, Some(Balance::RandomTwo)).balance(),
+                Balance::RandomTwo,
+                "{version}"
+            );
+        }
+        assert_eq!(settings(V0_16, None).balance(), Balance::RandomTwo);
+        let roundrobin = settings(V0_16, Some(Balance::RoundRobin));
+        assert_eq!(roundrobin.balance(), Balance::RoundRobin);
+        assert_eq!(roundrobin.balance().haproxy_keyword(), "roundrobin");
+        // The override changes the algorithm only: v0.16 keeps its runtime-API slots.
+        assert!(roundrobin.dynamic_slots());
+        assert_eq!(roundrobin.ordering(), settings(V0_16, None).ordering());
     }
 }

@@ -78,6 +78,7 @@ mod tests {
             sort_backends: false,
             sort_endpoints_by: None,
             slots_increment: 8,
+            balance_algorithm: None,
         }
     }
 

@@ -1,9 +1,9 @@
-//! The ingress section's text, shared by `report.md` and `report.html`: one sentence on how
-//! requests split by list position, and three tables (requests by position, each replica's
+//! The ingress section's text, shared by `report.md` and `report.html`: the controller's
+//! settings and one sentence on how requests split by list position, and three tables (requests by position, each replica's
 //! reloads and restarts, each pod's position, readiness flips and latency).
 
-use super::IngressSummary;
 use super::text::{format_seconds, pod_label};
+use super::{IngressControllerSummary, IngressSummary};
 
 /// A table: its header and rows of cells.
 pub struct Table {
@@ -24,11 +24,43 @@ pub fn headline(s: &IngressSummary) -> String {
     let reloads: u64 = s.replicas.iter().map(|r| r.reloads).sum();
     let restarts: u64 = s.replicas.iter().map(|r| r.restarts).sum();
     let runtime: u64 = s.replicas.iter().map(|r| r.runtime_updates).sum();
+    let controller = s
+        .controller
+        .as_ref()
+        .map(|c| format!("{} ", controller_sentence(c)))
+        .unwrap_or_default();
     format!(
-        "{total} requests over {n} list positions: the first {} took {share} (a fair share is {:.0}%); rank correlation of position and requests {rho} (negative: the first positions get more). {} replicas: {reloads} reloads, {restarts} restarts, {runtime} runtime-API updates.",
+        "{controller}{total} requests over {n} list positions: the first {} took {share} (a fair share is {:.0}%); rank correlation of position and requests {rho} (negative: the first positions get more). {} replicas: {reloads} reloads, {restarts} restarts, {runtime} runtime-API updates.",
         s.first_positions,
         s.first_positions as f64 * 100.0 / n.max(1) as f64,
         s.replicas.len()
+    )
+}
+
+/// `haproxy-ingress v0.16 (model): balance roundrobin (balanceAlgorithm), servers sorted by IP,
+/// endpoint changes through the runtime API into server slots.`
+pub fn controller_sentence(c: &IngressControllerSummary) -> String {
+    let source = if c.balance_overridden {
+        "balanceAlgorithm"
+    } else {
+        "the version's default"
+    };
+    let order = match c.order.as_str() {
+        "templateMapKeys" => "servers sorted by `IP:port` as a string (the template's map keys)",
+        "shuffledPerReload" => "servers shuffled on every reload",
+        "endpointsObject" => "servers in the Endpoints object's order",
+        "byIp" => "servers sorted by IP",
+        "byName" => "servers sorted by name",
+        other => other,
+    };
+    let updates = if c.dynamic_slots {
+        "endpoint changes through the runtime API into server slots"
+    } else {
+        "every endpoint change reloads"
+    };
+    format!(
+        "haproxy-ingress {} (model): balance {} ({source}), {order}, {updates}.",
+        c.version, c.balance
     )
 }
 
@@ -105,5 +137,41 @@ pub fn pods(s: &IngressSummary) -> Table {
                 ]
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn controller(
+        balance_overridden: bool,
+        order: &str,
+        dynamic_slots: bool,
+    ) -> IngressControllerSummary {
+        IngressControllerSummary {
+            version: "v0.16".into(),
+            balance: if balance_overridden {
+                "roundrobin"
+            } else {
+                "random(2)"
+            }
+            .into(),
+            balance_overridden,
+            order: order.into(),
+            dynamic_slots,
+        }
+    }
+
+    #[test]
+    fn the_controller_sentence_says_where_the_balance_came_from() {
+        assert_eq!(
+            controller_sentence(&controller(true, "byIp", true)),
+            "haproxy-ingress v0.16 (model): balance roundrobin (balanceAlgorithm), servers sorted by IP, endpoint changes through the runtime API into server slots."
+        );
+        assert_eq!(
+            controller_sentence(&controller(false, "shuffledPerReload", false)),
+            "haproxy-ingress v0.16 (model): balance random(2) (the version's default), servers shuffled on every reload, every endpoint change reloads."
+        );
     }
 }

@@ -122,6 +122,27 @@ pub struct IngressSummary {
     pub first_positions_share: Option<f64>,
     pub replicas: Vec<IngressReplicaSummary>,
     pub pods: Vec<IngressPodSummary>,
+    /// The modelled controller's settings the replicas ran with; null in summaries written
+    /// before it was recorded.
+    #[serde(default)]
+    pub controller: Option<IngressControllerSummary>,
+}
+
+/// The haproxy-ingress settings that decided each replica's backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressControllerSummary {
+    /// The release line (`v0.16`).
+    pub version: String,
+    /// HAProxy's `balance` (`roundrobin`, `random(2)`).
+    pub balance: String,
+    /// Whether `balance` was set by `balanceAlgorithm` (false: the version's default).
+    pub balance_overridden: bool,
+    /// How the server list is ordered: `templateMapKeys`, `shuffledPerReload`,
+    /// `endpointsObject`, `byIp`, `byName`.
+    pub order: String,
+    /// Whether endpoint changes go through the runtime API into server slots (v0.16).
+    pub dynamic_slots: bool,
 }
 
 /// One ingress replica over the run.

@@ -16,6 +16,7 @@ pub mod autoscaler;
 mod deployment;
 pub mod durations;
 mod generators;
+pub mod ingress;
 pub mod loadbalancer;
 pub mod security;
 mod service;

@@ -87,6 +87,11 @@ impl Fetcher {
         &self.cache_dir
     }
 
+    /// The HTTP client (bounded connect time), shared with the registry resolution.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
     /// Where `pin`'s file is cached: named by its hash and the URL's last segment.
     pub fn cache_path(&self, pin: &LockedPin) -> PathBuf {
         let file = pin

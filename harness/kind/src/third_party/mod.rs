@@ -1,7 +1,8 @@
 //! Third-party components the kind target installs from their own pinned upstream releases:
 //! the pin table ([`pins`], `harness/kind/third-party.yaml`), the verified download and cache
-//! ([`fetch`]) and the server-side apply of a release's objects with the readiness waits
-//! ([`apply`]). No third-party manifest is copied into this repository.
+//! ([`fetch`]), the server-side apply of a release's objects with the readiness waits
+//! ([`apply`]), and the tag-to-digest resolution of pinned images ([`registry`]). No
+//! third-party manifest is copied into this repository.
 //!
 //! # The metrics pipeline behind the real HorizontalPodAutoscaler
 //!
@@ -32,10 +33,11 @@
 pub mod apply;
 pub mod fetch;
 pub mod pins;
+pub mod registry;
 
 use harness_core::scenario::model::Scenario;
 
-pub use pins::{LockedPin, PIN_FILE, PinError, PinTable};
+pub use pins::{ImagePin, LockedPin, PIN_FILE, PinError, PinTable};
 
 /// The releases the autoscaler needs, in install order.
 pub const AUTOSCALER_RELEASES: [&str; 2] = ["prometheus-operator", "keda"];
@@ -68,6 +70,8 @@ pub enum ThirdPartyError {
     Fetch(#[from] fetch::FetchError),
     #[error(transparent)]
     Apply(#[from] apply::ApplyError),
+    #[error(transparent)]
+    Registry(#[from] registry::RegistryError),
     #[error("{url}: the release file is not UTF-8 text")]
     NotText { url: String },
 }
@@ -92,28 +96,46 @@ pub async fn install_releases(
     Ok(applied)
 }
 
-/// `harness pins lock`: downloads every release of the pin file at `path`, hashes it, and
-/// writes each SHA-256 into the file (comments and order kept). Returns (name, sha256) in file
-/// order. Nothing is written when a download fails.
+/// What `harness pins lock` recorded, in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LockReport {
+    /// (release name, sha256 hex of its file).
+    pub releases: Vec<(String, String)>,
+    /// (image name, manifest digest `sha256:…` its tag resolved to).
+    pub images: Vec<(String, String)>,
+}
+
+/// `harness pins lock`: downloads every release of the pin file at `path` and hashes it,
+/// resolves every image's tag to its manifest digest over the registry's HTTP API
+/// ([`registry::resolve_digest`]), and writes each SHA-256 and digest into the file (comments
+/// and order kept). Nothing is written when a download or a resolution fails.
 pub async fn lock_file(
     path: &std::path::Path,
     fetcher: &fetch::Fetcher,
-) -> Result<Vec<(String, String)>, ThirdPartyError> {
+) -> Result<LockReport, ThirdPartyError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PinError::Io {
         context: format!("reading {file}"),
         source,
     })?;
     let table = PinTable::parse(&text, &file)?;
-    let mut hashes = Vec::new();
+    let mut report = LockReport::default();
     for pin in &table.releases {
         let bytes = fetcher.download(&pin.url).await?;
-        hashes.push((pin.name.clone(), fetch::sha256_hex(&bytes)));
+        report
+            .releases
+            .push((pin.name.clone(), fetch::sha256_hex(&bytes)));
     }
-    let locked = pins::lock_text(&text, &hashes, &file)?;
+    for image in &table.images {
+        let digest =
+            registry::resolve_digest(fetcher.client(), &image.image, &image.version).await?;
+        report.images.push((image.name.clone(), digest));
+    }
+    let locked = pins::lock_text(&text, &report.releases, &file)?;
+    let locked = pins::lock_digests_text(&locked, &report.images, &file)?;
     std::fs::write(path, locked).map_err(|source| PinError::Io {
         context: format!("writing {file}"),
         source,
     })?;
-    Ok(hashes)
+    Ok(report)
 }

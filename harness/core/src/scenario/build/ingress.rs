@@ -1,13 +1,16 @@
 //! Checks and builds the top-level `ingress`: options only the versions that have them
 //! (`sortEndpointsBy` from v0.11, `slotsIncrement` is v0.16's), a positive rewrite interval and
-//! a reload-failure rate in [0, 1].
+//! a reload-failure rate in [0, 1]; `balanceAlgorithm` (every version) overrides the version's
+//! default balance.
 
 use super::super::diagnostic::Problems;
-use super::super::format::{IngressSpec, IngressVersion, SortEndpointsBySpec};
+use super::super::format::{
+    BalanceAlgorithmSpec, IngressSpec, IngressVersion, SortEndpointsBySpec,
+};
 use super::super::model::Ingress;
 use super::super::path::FieldPath;
 use super::positive_duration;
-use crate::ingress::{ControllerSettings, ControllerVersion, SortEndpointsBy};
+use crate::ingress::{Balance, ControllerSettings, ControllerVersion, SortEndpointsBy};
 
 pub(super) fn build(spec: &IngressSpec, problems: &mut Problems<'_>) -> Ingress {
     let root = FieldPath::root().key("ingress");
@@ -55,6 +58,10 @@ pub(super) fn build(spec: &IngressSpec, problems: &mut Problems<'_>) -> Ingress 
             sort_backends: spec.sort_backends,
             sort_endpoints_by,
             slots_increment: spec.slots_increment.max(1),
+            balance_algorithm: spec.balance_algorithm.map(|b| match b {
+                BalanceAlgorithmSpec::RoundRobin => Balance::RoundRobin,
+                BalanceAlgorithmSpec::RandomTwo => Balance::RandomTwo,
+            }),
         },
         replicas: spec.replicas.max(1),
         rewrite_interval,

@@ -31,6 +31,12 @@ pub struct IngressSpec {
     /// `endpoint`.
     #[serde(default)]
     pub sort_endpoints_by: Option<SortEndpointsBySpec>,
+    /// The `balance-algorithm` configuration key: HAProxy's `balance` for the Service's
+    /// backend, `roundrobin` or `random(2)` (haproxy-ingress takes any HAProxy algorithm;
+    /// these two are what the model renders). Omit it for the version's default: `random(2)`
+    /// from v0.16, `roundrobin` before.
+    #[serde(default)]
+    pub balance_algorithm: Option<BalanceAlgorithmSpec>,
     /// `backend-server-slots-increment` (v0.16 only): servers are pre-allocated in multiples
     /// of this, and endpoint changes that fit go through the runtime API without a reload.
     #[serde(default = "eight")]
@@ -69,6 +75,17 @@ pub enum SortEndpointsBySpec {
     Name,
     /// Shuffled on every reload.
     Random,
+}
+
+/// `balance-algorithm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum BalanceAlgorithmSpec {
+    /// `balance roundrobin`: each server in turn; a fresh HAProxy starts at the first one.
+    #[serde(rename = "roundrobin")]
+    RoundRobin,
+    /// `balance random(2)`: the less loaded of two random draws.
+    #[serde(rename = "random(2)")]
+    RandomTwo,
 }
 
 /// Config churn on every ingress replica.

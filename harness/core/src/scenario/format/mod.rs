@@ -21,7 +21,9 @@ pub use autoscaler::{
     ScalingRulesSpec, SelectPolicy,
 };
 pub use expect::{ExpectationSpec, MetricName, WindowSpec};
-pub use ingress::{ChurnSpec, IngressSpec, IngressVersion, SortEndpointsBySpec};
+pub use ingress::{
+    BalanceAlgorithmSpec, ChurnSpec, IngressSpec, IngressVersion, SortEndpointsBySpec,
+};
 pub use lifecycle::{AppSpec, PreStopChangeSpec, PreStopSpec, RolloutSpec, TerminationSpec};
 pub use load::{ConnectionModel, GeneratorSpec, LoadSpec, Via};
 pub use load_balancer::{HealthCheckSpec, LoadBalancerSpec};
