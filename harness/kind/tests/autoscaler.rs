@@ -363,6 +363,7 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
             images: &images,
             service_host: "10.96.0.10".into(),
             lb_host: "10.96.0.11".into(),
+            ingress_host: "10.96.0.12".into(),
             time_scale: harness_core::engine::TimeScale::REAL,
             seed: 1,
         },

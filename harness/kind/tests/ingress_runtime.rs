@@ -163,6 +163,7 @@ async fn the_observer_turns_stats_metrics_and_pods_into_ingress_events() {
         pods: pods(3),
         backend: BACKEND.into(),
         stats_port: STATS_PORT,
+        stats_path: "/;csv".into(),
         metrics_port: METRICS_PORT,
         period: Duration::from_millis(300),
     };
@@ -252,6 +253,7 @@ async fn the_observer_ends_at_its_deadline() {
         pods: pods(2),
         backend: BACKEND.into(),
         stats_port: STATS_PORT,
+        stats_path: "/;csv".into(),
         metrics_port: METRICS_PORT,
         period: Duration::from_millis(50),
     };

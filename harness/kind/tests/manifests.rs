@@ -49,6 +49,7 @@ fn input<'a>(scenario: &Scenario, images: &'a Manifest, scale: TimeScale) -> Ren
         images,
         service_host: manifests::service_dns_name(scenario, "golden"),
         lb_host: manifests::lb_dns_name("golden"),
+        ingress_host: manifests::ingress_dns_name("golden"),
         time_scale: scale,
         seed: 1,
     }
@@ -339,6 +340,7 @@ fn bad_run_ids_and_missing_images_are_refused() {
         images: &images,
         service_host: "10.96.0.10".into(),
         lb_host: "10.96.0.11".into(),
+        ingress_host: "10.96.0.12".into(),
         time_scale: TimeScale::REAL,
         seed: 1,
     };
@@ -354,6 +356,7 @@ fn bad_run_ids_and_missing_images_are_refused() {
             images: &empty,
             service_host: "10.96.0.10".into(),
             lb_host: "10.96.0.11".into(),
+            ingress_host: "10.96.0.12".into(),
             time_scale: TimeScale::REAL,
             seed: 1,
         },

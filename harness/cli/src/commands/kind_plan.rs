@@ -3,7 +3,9 @@
 //! `kind-config.yaml`, `manifests.yaml` (all objects, one YAML document each) and
 //! `manifests/NN-kind-name.yaml` per object (`kubectl apply -f DIR/manifests/`); with an
 //! autoscaler also `autoscaler.yaml` (Prometheus, PodMonitors, ScaledObject, at the scenario's
-//! time scale) and `third-party.txt` (the pinned releases installed first). Generators
+//! time scale) and `third-party.txt` (the pinned releases installed first); with an ingress
+//! also `ingress.yaml` (the haproxy-ingress controller's objects in apply order, after the
+//! Service) and its image pin in `third-party.txt`. Generators
 //! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
 //! Durations are at the scenario's `timeScale` (`harness run --time-scale` may choose another);
 //! what the kind target refuses at that scale is refused here too (exit 2). Starts nothing.
@@ -66,6 +68,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
             images: &images,
             service_host: manifests::service_dns_name(scenario, &args.run_id),
             lb_host: manifests::lb_dns_name(&args.run_id),
+            ingress_host: manifests::ingress_dns_name(&args.run_id),
             time_scale,
             seed: args.seed,
         },
@@ -118,6 +121,37 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
             }
         }
         write("third-party.txt", &releases)?;
+    }
+    // The ingress controller: its objects (applied after the Service) and its image pin.
+    if let Some(spec) = &scenario.ingress {
+        let pin = manifests::ingress::kind_support(&spec.controller).map_err(|reason| {
+            Failure::InvalidInput(anyhow!("{}: {reason}", args.file.display()))
+        })?;
+        let locked = pin.require_digest(harness_kind::third_party::PIN_FILE).ok();
+        let image = locked.clone().unwrap_or_else(|| pin.tagged());
+        if let Some(plan) =
+            manifests::ingress::IngressPlan::new(scenario, &args.run_id, image, time_scale)
+        {
+            let objects = manifests::ingress::objects(&plan);
+            write("ingress.yaml", &manifests::ingress::to_yaml(&objects))?;
+        }
+        let line = format!(
+            "# The ingress controller's image a kind run pulls (harness/kind/third-party.yaml)
+{} {} {}
+",
+            pin.name,
+            pin.version,
+            locked.unwrap_or_else(|| format!(
+                "{} digest not recorded (run `harness pins lock`; a run refuses until then)",
+                pin.tagged()
+            ))
+        );
+        // After the releases this plan wrote above, if any (not a stale file of another plan).
+        let before = match scenario.service.autoscaler {
+            Some(_) => std::fs::read_to_string(dir.join("third-party.txt")).unwrap_or_default(),
+            None => String::new(),
+        };
+        write("third-party.txt", &format!("{before}{line}"))?;
     }
     eprintln!(
         "wrote {} (cluster {}) and {} objects in apply order to {}",

@@ -224,6 +224,9 @@ pub fn run_once(
             // A release the run would install without a recorded hash: refused up front.
             harness_kind::third_party::required_releases(&scenario)
                 .map_err(|e| Failure::InvalidInput(e.into()))?;
+            // So is an ingress controller image without a recorded digest.
+            harness_kind::target::ingress::required_image(&scenario, None)
+                .map_err(|e| Failure::InvalidInput(e.into()))?;
             Some(args.kind.options()?)
         }
         TargetName::Local => {

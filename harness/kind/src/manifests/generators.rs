@@ -1,7 +1,8 @@
 //! One Pod per scenario generator: loadgen with the local target's arguments
 //! ([`harness_core::workload_args::loadgen_args`], its length at the run's time scale), sending
 //! to the Service (its ClusterIP, so through the real kube-proxy of the node it runs on) or,
-//! `via: loadBalancer`, to the load balancer's Service, pinned to its zone by required node
+//! `via: loadBalancer`, to the load balancer's Service (`via: ingress`: the ingress controller's
+//! Service, whose ClusterIP kube-proxy spreads over the controller's replicas), pinned to its zone by required node
 //! affinity on `topology.kubernetes.io/zone`, never restarted. Its report goes to standard
 //! output (no `--output-file`: a finished pod's files cannot be read through the API, its log
 //! can), and the harness reads it from the pod's log when the pod has finished.
@@ -62,11 +63,11 @@ pub fn generator_pod(
     generator: &Generator,
 ) -> Result<Pod, ManifestError> {
     let name = generator_pod_name(generator)?;
-    let host = match generator.via {
-        Via::LoadBalancer => &input.lb_host,
-        _ => &input.service_host,
+    let target = match generator.via {
+        Via::LoadBalancer => format!("{}:{SERVICE_PORT}", input.lb_host),
+        Via::Ingress => format!("{}:{}", input.ingress_host, super::ingress::SERVICE_PORT),
+        Via::KubeProxy => format!("{}:{SERVICE_PORT}", input.service_host),
     };
-    let target = format!("{host}:{SERVICE_PORT}");
     let args = loadgen_args(
         generator,
         &scenario.load,

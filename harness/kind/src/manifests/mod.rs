@@ -75,6 +75,9 @@ pub struct RenderInput<'a> {
     /// Where generators `via: loadBalancer` send: the load balancer's Service ClusterIP once it
     /// is known, or its DNS name for a dry run (`loadbalancer.NAMESPACE.svc.cluster.local`).
     pub lb_host: String,
+    /// Where generators `via: ingress` send: the ingress controller's Service (its ClusterIP at
+    /// run time, [`ingress_dns_name`] in plans).
+    pub ingress_host: String,
     /// The run's time scale: the scenario's durations are scaled into the objects.
     pub time_scale: TimeScale,
     /// The run's seed (each generator gets `seed + 1000 + index`, as on the local target).
@@ -126,6 +129,15 @@ pub fn service_dns_name(scenario: &Scenario, run_id: &str) -> String {
     format!(
         "{}.{}.svc.cluster.local",
         scenario.service.name,
+        namespace_name(run_id)
+    )
+}
+
+/// The DNS name of the ingress controller's Service in the run's namespace.
+pub fn ingress_dns_name(run_id: &str) -> String {
+    format!(
+        "{}.{}.svc.cluster.local",
+        ingress::CONTROLLER,
         namespace_name(run_id)
     )
 }

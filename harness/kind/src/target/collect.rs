@@ -70,7 +70,22 @@ pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<()
     } else {
         manifests::lb_dns_name(&run.ctx.run_id)
     };
-    let hosts = (service_ip, lb_ip);
+    let via_ingress = run
+        .scenario
+        .load
+        .generators
+        .iter()
+        .any(|g| g.via == Via::Ingress);
+    let ingress_ip = if via_ingress {
+        cluster_ip(&api, &ns, manifests::ingress::CONTROLLER).await?
+    } else {
+        manifests::ingress_dns_name(&run.ctx.run_id)
+    };
+    let hosts = Hosts {
+        service: service_ip,
+        lb: lb_ip,
+        ingress: ingress_ip,
+    };
     if let Some(ingress) = &run.ingress {
         // The churn runs with the load: until its end.
         let until = clock.load_start + clock.duration;
@@ -140,19 +155,28 @@ async fn cluster_ip(api: &KubeApi, ns: &str, name: &str) -> Result<String, Targe
         .ok_or_else(|| TargetError::new(what, KindError::NoClusterIp))
 }
 
-/// Generator `index`'s pod, sending to `hosts` (the Service's ClusterIP, the load balancer's).
+/// Where generators send: the ClusterIPs of the Service, the load balancer's and the ingress
+/// controller's Services (each a DNS name when no generator uses it).
+struct Hosts {
+    service: String,
+    lb: String,
+    ingress: String,
+}
+
+/// Generator `index`'s pod, sending to its `via`'s host.
 fn generator_pod(
     scenario: &Scenario,
     ctx: &harness_core::engine::RunContext,
     images: &ImageManifest,
-    hosts: &(String, String),
+    hosts: &Hosts,
     index: usize,
 ) -> Result<k8s_openapi::api::core::v1::Pod, KindError> {
     let input = RenderInput {
         run_id: &ctx.run_id,
         images,
-        service_host: hosts.0.clone(),
-        lb_host: hosts.1.clone(),
+        service_host: hosts.service.clone(),
+        lb_host: hosts.lb.clone(),
+        ingress_host: hosts.ingress.clone(),
         time_scale: ctx.time_scale,
         seed: ctx.seed,
     };

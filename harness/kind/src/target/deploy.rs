@@ -13,6 +13,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::ingress::deploy as ingress_deploy;
 use super::{ClusterMode, KindError, KindTarget, Running};
 use crate::agreement::AgreementLog;
 use crate::api::KubeApi;
@@ -127,11 +128,13 @@ pub(super) async fn deploy(
         revision: (1, scenario.clone()),
         lb_pod: None,
         ingress: None,
+        cluster_objects: Vec::new(),
     });
 
     // Before anything is created: the pinned releases, the tools, the images, the cluster's
     // name.
     super::pipeline::check_pins(scenario, target.third_party.as_ref())?;
+    let ingress_image = super::pipeline::ingress_image(scenario, target.third_party.as_ref())?;
     let context = match &options.mode {
         ClusterMode::Existing { context } => context.clone(),
         mode => {
@@ -251,6 +254,7 @@ pub(super) async fn deploy(
             images: &images,
             service_host: manifests::service_dns_name(scenario, &ctx.run_id),
             lb_host: manifests::lb_dns_name(&ctx.run_id),
+            ingress_host: manifests::ingress_dns_name(&ctx.run_id),
             time_scale: ctx.time_scale,
             seed: ctx.seed,
         },
@@ -298,6 +302,16 @@ pub(super) async fn deploy(
             .await
             .map_err(fail("applying the load balancer"))?;
     }
+    let ingress_plan = ingress_image.as_ref().and_then(|image| {
+        manifests::ingress::IngressPlan::new(scenario, &ctx.run_id, image.clone(), ctx.time_scale)
+    });
+    if let Some(plan) = &ingress_plan {
+        // Marked before the calls: teardown deletes what a half-done apply created.
+        run.cluster_objects = ingress_deploy::cluster_scoped(plan);
+        ingress_deploy::apply_objects(&client, plan)
+            .await
+            .map_err(fail("applying the ingress controller"))?;
+    }
     api.apply_namespaced(&manifests.deployment)
         .await
         .map_err(KindError::from)
@@ -330,6 +344,26 @@ pub(super) async fn deploy(
     wait_ready(&api, &ns, scenario, limit)
         .await
         .map_err(fail("waiting for the pods to become ready"))?;
+    if let (Some(plan), Some(image)) = (&ingress_plan, &ingress_image) {
+        ingress_deploy::wait_ready(
+            &api,
+            &ns,
+            plan.ingress.replicas,
+            ingress_deploy::INGRESS_READY_LIMIT,
+        )
+        .await
+        .map_err(fail("waiting for the ingress controller's pods"))?;
+        if let Some(runtime) = ingress_deploy::runtime(&run.scenario, ctx, image) {
+            // Polled until collect (the sampler's stop), bounded by the run's planned length.
+            let load = scenario.load.warmup + scenario.load.duration;
+            let until = Instant::now()
+                + ctx.time_scale.wall(load).max(load)
+                + ingress_deploy::OBSERVE_SLACK;
+            run.tasks
+                .push(runtime.spawn_observer(&api, &run.recorder, &run.stop_sampler, until));
+            run.ingress = Some(runtime);
+        }
+    }
     super::pipeline::start(run, scenario, ctx, &client).await
 }
 
@@ -423,6 +457,13 @@ pub(super) async fn teardown(mut run: Running) -> Result<(), TargetError> {
         let _ = tokio::time::timeout(WATCH_STOP, task).await;
     }
     let mut failures = Vec::new();
+    if let Some(api) = &run.api
+        && !run.cluster_objects.is_empty()
+        && let Err(e) =
+            ingress_deploy::delete_cluster_scoped(api.client(), &run.cluster_objects).await
+    {
+        failures.push(e);
+    }
     if let (Some(api), Some(ns)) = (&run.api, &run.namespace)
         && let Err(e) = api.delete_namespace(ns).await
     {

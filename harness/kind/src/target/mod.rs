@@ -90,6 +90,9 @@ struct Running {
     lb_pod: Option<String>,
     /// The ingress controller, once its pods are ready.
     ingress: Option<ingress::IngressRuntime>,
+    /// The ingress controller's cluster-scoped objects (teardown deletes them: the namespace's
+    /// deletion does not), set before they are applied.
+    cluster_objects: Vec<crate::third_party::apply::ObjectRef>,
 }
 
 impl KindTarget {
@@ -212,9 +215,11 @@ impl Running {
 }
 
 /// What the kind target refuses at `time_scale` (beyond its capabilities): whole-second fields
-/// that do not scale ([`durations::check`]), and a node turning NotReady, whose timing is the
+/// that do not scale ([`durations::check`]); a node turning NotReady, whose timing is the
 /// node lifecycle controller's `node-monitor-grace-period` against the kubelet's lease
-/// renewals — a cluster setting not scaled here.
+/// renewals — a cluster setting not scaled here; an autoscaler at another scale; an ingress
+/// controller version kind cannot run (`manifests::ingress::kind_support`) and the ingress
+/// churn and actions kind cannot carry out ([`ingress::refuse`]).
 pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
     let mut out: Vec<String> = durations::check(scenario, time_scale)
         .into_iter()
@@ -237,6 +242,11 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
              tolerance are controller-manager flags written into the kind config when the cluster \
              is created, at the scenario's own values; run with --time-scale 1"
         ));
+    }
+    if let Some(spec) = &scenario.ingress
+        && let Err(reason) = crate::manifests::ingress::kind_support(&spec.controller)
+    {
+        out.push(reason);
     }
     out.extend(ingress::refuse::refusals(scenario, time_scale));
     out
@@ -268,8 +278,10 @@ impl Target for KindTarget {
             }
         } else {
             // The autoscaler's pipeline (CRDs, cluster roles, an APIService) is cluster-wide:
-            // installed only into clusters the harness creates or reuses.
+            // installed only into clusters the harness creates or reuses. So are the ingress
+            // controller's ClusterRole, ClusterRoleBinding and IngressClass (one set per run).
             can.insert(Capability::Autoscaler);
+            can.insert(Capability::Ingress);
             can.extend([
                 Capability::NodeReadiness,
                 Capability::AddNode,
@@ -278,7 +290,6 @@ impl Target for KindTarget {
                 Capability::SetAllocatableCpu,
             ]);
         }
-        // Not (yet) on kind: ingress replicas.
         can
     }
 

@@ -46,6 +46,22 @@ pub(super) fn check_pins(
     })
 }
 
+/// The ingress controller's image (`repo:tag@digest`) when the scenario has `ingress`;
+/// refuses, before anything is created, an image pin without a digest.
+pub(super) fn ingress_image(
+    scenario: &Scenario,
+    given: Option<&ThirdParty>,
+) -> Result<Option<String>, TargetError> {
+    super::ingress::required_image(scenario, given.map(|tp| (&tp.table, tp.file.as_str()))).map_err(
+        |e| {
+            TargetError::new(
+                "checking the pinned ingress controller image",
+                KindError::from(third_party::ThirdPartyError::from(e)),
+            )
+        },
+    )
+}
+
 /// Installs the metrics pipeline when the scenario has an autoscaler.
 pub(super) async fn install(
     run: &Running,

@@ -23,6 +23,7 @@ pub(super) async fn rollout(run: &mut Running, change: &RolloutChange) -> Result
         images: &images,
         service_host: manifests::service_dns_name(&run.scenario, &run.ctx.run_id),
         lb_host: manifests::lb_dns_name(&run.ctx.run_id),
+        ingress_host: manifests::ingress_dns_name(&run.ctx.run_id),
         time_scale: run.ctx.time_scale,
         seed: run.ctx.seed,
     };

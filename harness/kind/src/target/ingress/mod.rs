@@ -1,5 +1,6 @@
-//! The real haproxy-ingress controller of a kind run (scenario `ingress`), after its objects
-//! are applied ([`crate::manifests::ingress`]): the observer that turns each replica's HAProxy
+//! The real haproxy-ingress controller of a kind run (scenario `ingress`): its image
+//! ([`required_image`]), its objects ([`crate::manifests::ingress`]) applied and waited for
+//! ([`deploy`]), the observer that turns each replica's HAProxy
 //! server list, reloads and restarts into `ingress` events ([`observe`], reading
 //! [`stats_csv`] and [`updates`]), the churn that rewrites the controller's ConfigMap and
 //! restarts replicas at the scenario's reload-failure rate ([`churn`]), the
@@ -7,6 +8,7 @@
 //! ([`refuse`]).
 
 pub mod churn;
+pub mod deploy;
 pub mod intents;
 pub mod observe;
 pub mod refuse;
@@ -14,17 +16,40 @@ pub mod stats_csv;
 pub mod updates;
 
 use harness_core::measure::IngressCause;
-use harness_core::scenario::model::{Action, IngressReplicas};
+use harness_core::scenario::model::{Action, IngressReplicas, Scenario};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::KindError;
 use crate::api::KubeApi;
+use crate::manifests::ingress::kind_support;
+use crate::third_party::{PIN_FILE, PinError, PinTable};
 use crate::watch::Recorder;
 use churn::{ChurnSetup, RenderConfigMap};
 use intents::Intents;
 use observe::ObserveSetup;
+
+/// The controller image a scenario's `ingress` runs on kind (`repo:tag@digest`), from `given`
+/// (a pin table and its file name) or the built-in table; `None` without `ingress`, or for a
+/// version kind does not run (the target's refusals say why). An image pin without a digest
+/// is refused here, before anything is created.
+pub fn required_image(
+    scenario: &Scenario,
+    given: Option<(&PinTable, &str)>,
+) -> Result<Option<String>, PinError> {
+    let Some(spec) = &scenario.ingress else {
+        return Ok(None);
+    };
+    let Ok(builtin) = kind_support(&spec.controller) else {
+        return Ok(None);
+    };
+    match given {
+        Some((table, file)) => table.image(&builtin.name, file)?.require_digest(file),
+        None => builtin.require_digest(PIN_FILE),
+    }
+    .map(Some)
+}
 
 /// A run's deployed controller: what the observer reads, what the churn and the actions write.
 #[derive(Clone)]

@@ -138,6 +138,8 @@ pub struct ObserveSetup {
     /// The HAProxy backend of the scenario's Service.
     pub backend: String,
     pub stats_port: u16,
+    /// The CSV's path on the stats port (`/;csv`).
+    pub stats_path: String,
     pub metrics_port: u16,
     pub period: Duration,
 }
@@ -157,7 +159,7 @@ pub async fn poll_replica(api: &KubeApi, setup: &ObserveSetup, pod: &str) -> Rep
     let (pod_object, metrics, csv) = tokio::join!(
         scrape(api.get_pod(ns, pod)),
         scrape(api.pod_proxy_get(ns, pod, setup.metrics_port, "/metrics")),
-        scrape(api.pod_proxy_get(ns, pod, setup.stats_port, "/;csv")),
+        scrape(api.pod_proxy_get(ns, pod, setup.stats_port, &setup.stats_path)),
     );
     let pod_uid = pod_object
         .filter(|p| p.metadata.deletion_timestamp.is_none())

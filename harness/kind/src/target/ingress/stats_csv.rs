@@ -27,8 +27,7 @@ pub struct StatsServer {
     pub status: String,
 }
 
-/// The address haproxy-ingress parks an empty slot at.
-pub const EMPTY_SLOT_ADDR: &str = "127.0.0.1:1023";
+pub use crate::manifests::ingress::EMPTY_SLOT_ADDR;
 
 impl StatsServer {
     /// A server taking part in balancing: not in maintenance (a disabled or emptied slot) and
