@@ -65,6 +65,11 @@ impl PodNames {
         }
     }
 
+    /// Whether `server`'s address is one of a known pod (or it has none to look up).
+    pub fn knows(&self, server: &StatsServer) -> bool {
+        server.ip().is_none_or(|ip| self.by_ip.contains_key(ip))
+    }
+
     /// The run's name of `server`.
     pub fn name_of(&self, server: &StatsServer) -> String {
         server
@@ -75,12 +80,24 @@ impl PodNames {
     }
 }
 
+/// How many polls a change waits for the EndpointSlices to name an unknown address before it
+/// is recorded with the server's own name.
+pub const NAME_WAIT_POLLS: u32 = 3;
+
 /// One replica as last seen.
 #[derive(Debug, Clone, Default)]
 pub struct ReplicaTrack {
     uid: Option<String>,
     counts: Option<UpdateCounts>,
+    /// The listed servers by identity (address, else name), to tell a change of the list from
+    /// a change of what the harness knows about its names.
     listed: Option<Vec<String>>,
+    /// Polls the current change has waited for names.
+    waited: u32,
+}
+
+fn identity(server: &StatsServer) -> String {
+    server.addr.clone().unwrap_or_else(|| server.name.clone())
 }
 
 /// A change of one replica: what happened, why, and its list after it.
@@ -99,11 +116,17 @@ impl ReplicaTrack {
         let (Some(uid), Some(servers)) = (&poll.pod_uid, &poll.servers) else {
             return None;
         };
-        let listed: Vec<String> = servers
-            .iter()
-            .filter(|s| s.is_listed())
-            .map(|s| names.name_of(s))
-            .collect();
+        let listed: Vec<&StatsServer> = servers.iter().filter(|s| s.is_listed()).collect();
+        let keys: Vec<String> = listed.iter().map(|s| identity(s)).collect();
+        // A pod the controller already renders may not be in the harness's EndpointSlices yet:
+        // a new list waits a few polls for its names rather than record the slots'.
+        let new_list = self.listed.as_ref() != Some(&keys);
+        if new_list && !listed.iter().all(|s| names.knows(s)) && self.waited < NAME_WAIT_POLLS {
+            self.waited += 1;
+            return None;
+        }
+        self.waited = 0;
+        let named: Vec<String> = listed.iter().map(|s| names.name_of(s)).collect();
         let counts = poll.counts.or(self.counts);
         let change = match (&self.uid, self.counts, counts) {
             (None, _, _) => Some((IngressChange::Start, IngressCause::Deploy)),
@@ -117,15 +140,15 @@ impl ReplicaTrack {
             (_, Some(then), Some(now)) if now.full > then.full => {
                 Some((IngressChange::Reload, intents.take_reload(replica)))
             }
-            (_, _, _) if self.listed.as_ref() != Some(&listed) => {
+            (_, _, _) if self.listed.as_ref() != Some(&keys) => {
                 Some((IngressChange::RuntimeApi, IngressCause::Endpoints))
             }
             _ => None,
         };
         self.uid = Some(uid.clone());
         self.counts = counts;
-        self.listed = Some(listed.clone());
-        change.map(|(what, why)| (what, why, listed))
+        self.listed = Some(keys);
+        change.map(|(what, why)| (what, why, named))
     }
 }
 
@@ -325,13 +348,27 @@ mod tests {
         let intents = Intents::default();
         let mut track = ReplicaTrack::default();
         let s = vec![server("x", "10.0.0.9:80", "UP")];
-        track.step(1, &poll("u", 5, s.clone()), &names, &intents);
+        // An address no EndpointSlice names: the first list waits for its name a few polls,
+        // then keeps the server's own name.
+        for _ in 0..NAME_WAIT_POLLS {
+            assert_eq!(
+                track.step(1, &poll("u", 5, s.clone()), &names, &intents),
+                None
+            );
+        }
+        let start = track
+            .step(1, &poll("u", 5, s.clone()), &names, &intents)
+            .unwrap();
+        assert_eq!(
+            (start.0, start.2),
+            (IngressChange::Start, vec!["x".to_owned()])
+        );
+        // The same list does not wait again.
         let change = track.step(1, &poll("u", 1, s), &names, &intents).unwrap();
         assert_eq!(
             (change.0, change.1),
             (IngressChange::Restart, IngressCause::Deploy)
         );
-        // Unknown addresses keep the server's own name.
         assert_eq!(change.2, ["x"]);
     }
 }
