@@ -1,0 +1,125 @@
+//! ingress-hot-podding on the kind target as a user types it: `harness plan --target kind`
+//! writes the real controller's objects (`ingress.yaml`) and its image pin, with the generator
+//! sending to the controller's Service; the versions and settings kind cannot run are refused
+//! with exit 2 and the reason; and `harness run` refuses the unlocked controller image before
+//! anything is started.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use support::workspace_root;
+
+fn harness(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap()
+}
+
+const FILE: &str = "scenarios/ingress-hot-podding.yaml";
+const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
+
+fn plan(variant: &str, extra: &[&str], dir: &std::path::Path) -> Output {
+    let mut args = vec![
+        "plan",
+        FILE,
+        "--variant",
+        variant,
+        "--target",
+        "kind",
+        "--output-dir",
+        dir.to_str().unwrap(),
+        "--images",
+        IMAGES,
+        "--host-cpus",
+        "8",
+        "--run-id",
+        "golden",
+    ];
+    args.extend_from_slice(extra);
+    harness(&args)
+}
+
+#[test]
+fn plan_shows_the_ingress_controller_for_v0_16() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan("v0-16", &["--set", "timeScale=1"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let ingress = std::fs::read_to_string(dir.path().join("ingress.yaml")).unwrap();
+    for part in [
+        "kind: StatefulSet",
+        "name: haproxy-ingress",
+        "kind: IngressClass",
+        "kind: ConfigMap",
+        "# harness rewrite 0",
+        "quay.io/jcmoraisjr/haproxy-ingress:v0.16.1",
+        "--sort-endpoints-by=random",
+    ] {
+        assert!(
+            ingress.contains(part),
+            "{part} missing from ingress.yaml:\n{ingress}"
+        );
+    }
+    let pins = std::fs::read_to_string(dir.path().join("third-party.txt")).unwrap();
+    assert!(
+        pins.contains("haproxy-ingress v0.16.1") && pins.contains("harness pins lock"),
+        "{pins}"
+    );
+    // The generator sends to the controller's Service, not to the service's.
+    let generator =
+        std::fs::read_to_string(dir.path().join("manifests/04-pod-gen-elb-clients.yaml")).unwrap();
+    assert!(
+        generator.contains("haproxy-ingress.harness-golden.svc.cluster.local:80"),
+        "{generator}"
+    );
+}
+
+#[test]
+fn what_kind_cannot_run_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // At the file's time scale 0.1: reload failures are pod restarts, which do not scale.
+    let out = plan("v0-16", &[], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("reloadFailureRate 0.25 at time scale 0.1")
+            && stderr.contains("--time-scale 1"),
+        "{stderr}"
+    );
+    // v0.6: an Ingress API Kubernetes no longer serves.
+    let out = plan("incident", &["--set", "timeScale=1"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ingress.version v0.6") && stderr.contains("v0-16-roundrobin-ip"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_refuses_the_unlocked_controller_image_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness(&[
+        "run",
+        FILE,
+        "--variant",
+        "v0-16",
+        "--target",
+        "kind",
+        "--time-scale",
+        "1",
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("haproxy-ingress") && stderr.contains("harness pins lock"),
+        "{stderr}"
+    );
+    // Nothing was started: no output directory either.
+    assert!(!dir.path().join("run").exists());
+}
