@@ -1,12 +1,14 @@
 //! How the kind target is asked to run: which cluster (create one, reuse one the harness
 //! created, or an existing cluster by context), the kubeconfig, the host's CPUs, the image list,
 //! and the context rule: the harness talks only to `kind-harness-*` contexts unless
-//! `--allow-existing-cluster` says otherwise.
+//! `--allow-existing-cluster` says otherwise; for a cluster it creates, the node image and the
+//! name's suffix ([`CreateOptions`]).
 
 use std::path::PathBuf;
 
-use crate::cluster::names;
+use crate::cluster::{ClusterPlan, PlanError, names};
 use crate::exec::Toolbox;
+use crate::node_image::NodeImage;
 
 /// Which cluster a run uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,37 @@ pub struct KindOptions {
     /// With an existing cluster: the scenario may relabel its Nodes (`--may-touch-nodes`); the
     /// other node actions need kind's node containers. Not read for clusters the harness made.
     pub may_touch_nodes: bool,
+}
+
+/// How a cluster the harness creates is made ([`ClusterMode::Create`] only): the node image
+/// (`--node-image`, a `kind.nodeImage` matrix cell) and a suffix of the cluster's name, so
+/// that the cells of a matrix each get their own cluster (`harness-<scenario>-<suffix>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateOptions {
+    pub node_image: NodeImage,
+    pub cluster_suffix: Option<String>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            node_image: NodeImage::pinned(),
+            cluster_suffix: None,
+        }
+    }
+}
+
+impl CreateOptions {
+    /// `plan` as this cluster is created: renamed with the suffix (kind names the nodes after
+    /// the cluster) and with the chosen node image on every node.
+    pub fn apply(&self, plan: &ClusterPlan) -> Result<ClusterPlan, PlanError> {
+        let mut out = match &self.cluster_suffix {
+            Some(suffix) => plan.renamed(&format!("{}-{suffix}", plan.cluster_name))?,
+            None => plan.clone(),
+        };
+        out.node_image = self.node_image.reference().to_owned();
+        Ok(out)
+    }
 }
 
 /// A context the harness must not use without the flag that allows it.
