@@ -37,10 +37,7 @@ pub fn invocation(spec: &RunSpec<'_>) -> Invocation {
             format!("{}={}", o.path_text, o.value_text),
         ]);
     }
-    words.extend([
-        "--target".to_string(),
-        spec.target.to_string(),
-    ]);
+    words.extend(["--target".to_string(), spec.target.to_string()]);
     if let Some(image) = spec.node_image {
         words.extend(["--node-image".to_string(), image.to_string()]);
     }

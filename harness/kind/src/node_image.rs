@@ -256,7 +256,8 @@ mod tests {
             let err = NodeImage::parse(bad).unwrap_err();
             assert_eq!(err, NodeImageError::Form(bad.into()), "{bad}");
             assert!(
-                err.to_string().contains("kindest/node:vMAJOR.MINOR.PATCH@sha256:"),
+                err.to_string()
+                    .contains("kindest/node:vMAJOR.MINOR.PATCH@sha256:"),
                 "{err}"
             );
         }
@@ -305,7 +306,8 @@ load:
         let refused = refusals(&s, &old);
         assert_eq!(refused.len(), 1, "{refused:?}");
         assert!(
-            refused[0].starts_with("service.trafficDistribution PreferSameZone: Kubernetes v1.34.0")
+            refused[0]
+                .starts_with("service.trafficDistribution PreferSameZone: Kubernetes v1.34.0")
                 && refused[0].contains("v1.33.4"),
             "{refused:?}"
         );

@@ -42,12 +42,7 @@ fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
         .map_err(Failure::InvalidInput)
 }
 
-pub fn write(
-    args: &PlanArgs,
-    scenario: &Scenario,
-    dir: &Path,
-    create: &CreateOptions,
-) -> Outcome {
+pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOptions) -> Outcome {
     let host_cpus = args.host_cpus.unwrap_or_else(host::online_cpus);
     let plan = ClusterPlan::new(scenario, host_cpus)
         .and_then(|plan| create.apply(&plan))

@@ -246,15 +246,23 @@ pub fn run(args: &RunArgs) -> Outcome {
         args.file.display(),
         root.display()
     );
-    let default_image = args.kind.node_image.clone().unwrap_or_else(NodeImage::pinned);
+    let default_image = args
+        .kind
+        .node_image
+        .clone()
+        .unwrap_or_else(NodeImage::pinned);
     for (index, cell) in cells.iter().enumerate() {
         eprintln!("  {}", describe(index, cell, &name, &default_image));
     }
     let mut outcome: Outcome = Ok(());
     let mut dirs: Vec<PathBuf> = Vec::new();
     for cell in &cells {
-        let (dir, verdict) =
-            run_once(args, &cell.overrides, &cell.kind, Some(root.join(&cell.label)))?;
+        let (dir, verdict) = run_once(
+            args,
+            &cell.overrides,
+            &cell.kind,
+            Some(root.join(&cell.label)),
+        )?;
         outcome = worse(outcome, verdict);
         dirs.push(dir);
     }
@@ -294,7 +302,10 @@ mod tests {
         )
         .unwrap()];
         let labels: Vec<String> = combinations(&images).iter().map(|c| label(c)).collect();
-        assert_eq!(labels, ["kind.nodeImage=v1.33.1", "kind.nodeImage=v1.34.11"]);
+        assert_eq!(
+            labels,
+            ["kind.nodeImage=v1.33.1", "kind.nodeImage=v1.34.11"]
+        );
         assert!(Axis::parse("a=1,,2").is_err());
     }
 }

@@ -255,7 +255,10 @@ pub fn run_once(
             harness_kind::third_party::required_releases(&scenario)
                 .map_err(|e| Failure::InvalidInput(e.into()))?;
             let options = args.kind.options()?;
-            let chosen = cell.node_image.clone().or_else(|| args.kind.node_image.clone());
+            let chosen = cell
+                .node_image
+                .clone()
+                .or_else(|| args.kind.node_image.clone());
             let create = CreateOptions {
                 node_image: chosen.clone().unwrap_or_else(NodeImage::pinned),
                 cluster_suffix: cell.cluster_suffix.clone(),
@@ -336,9 +339,8 @@ pub fn run_once(
                 let result =
                     engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
                 result.map(|mut outcome| {
-                    outcome.summary.kubernetes = Some(KubernetesInfo::modelled(
-                        kube_model::KUBERNETES_VERSION,
-                    ));
+                    outcome.summary.kubernetes =
+                        Some(KubernetesInfo::modelled(kube_model::KUBERNETES_VERSION));
                     outcome
                 })
             }

@@ -246,13 +246,15 @@ fn notes(base: &Summary, candidate: &Summary) -> Vec<String> {
             .map_or_else(|| "not recorded".to_owned(), KubernetesInfo::label)
     };
     let (b, c) = (label(base), label(candidate));
-    let mut out = vec![if base.kubernetes.is_none() && candidate.kubernetes.is_none() {
-        "Kubernetes version not recorded in either run".to_owned()
-    } else if b == c {
-        format!("Kubernetes {b} in both runs")
-    } else {
-        format!("Kubernetes {b} → {c}")
-    }];
+    let mut out = vec![
+        if base.kubernetes.is_none() && candidate.kubernetes.is_none() {
+            "Kubernetes version not recorded in either run".to_owned()
+        } else if b == c {
+            format!("Kubernetes {b} in both runs")
+        } else {
+            format!("Kubernetes {b} → {c}")
+        },
+    ];
     let image = |s: &Summary| s.kubernetes.as_ref().and_then(|k| k.node_image.clone());
     let (bi, ci) = (image(base), image(candidate));
     if bi != ci {
@@ -620,7 +622,11 @@ mod tests {
         let c = compare(&local, &candidate, ("a", "b"), &[]).unwrap();
         assert_eq!(c.verdict, CompareVerdict::Ok, "kind against local compares");
         assert_eq!(c.notes[0], "Kubernetes v1.34 (modelled) → v1.34.0");
-        assert!(c.notes[2].starts_with("targets differ: local → kind"), "{:?}", c.notes);
+        assert!(
+            c.notes[2].starts_with("targets differ: local → kind"),
+            "{:?}",
+            c.notes
+        );
         let c = compare(&failing_summary(), &failing_summary(), ("a", "b"), &[]).unwrap();
         assert_eq!(c.notes, ["Kubernetes version not recorded in either run"]);
     }

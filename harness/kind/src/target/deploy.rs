@@ -201,8 +201,8 @@ pub(super) async fn deploy(
             run.created_cluster = true;
             let (create, image) = (cluster.clone(), run.plan.node_image.clone());
             blocking(move || create.create(&path, &image).map_err(KindError::from))
-            .await
-            .map_err(fail("creating the kind cluster"))?;
+                .await
+                .map_err(fail("creating the kind cluster"))?;
         }
         let load = cluster.clone();
         let names: Vec<String> = images.images.iter().map(|i| i.image.clone()).collect();

@@ -220,7 +220,9 @@ impl Running {
     /// The kubelet versions of the Nodes the watcher holds, and the node image when this run
     /// created the cluster.
     fn kubernetes(&self) -> KubernetesInfo {
-        let image = self.created_cluster.then_some(self.plan.node_image.as_str());
+        let image = self
+            .created_cluster
+            .then_some(self.plan.node_image.as_str());
         crate::node_image::observed(self.recorder.lock().observer.nodes(), image)
     }
 
