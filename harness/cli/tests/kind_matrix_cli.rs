@@ -6,7 +6,8 @@
 //! reported, and the comparison's header with both versions. Then the refusals (a malformed or
 //! too old image, an image for a cluster that exists, the axis on the local target, a scenario
 //! the image's Kubernetes cannot run), `harness compare` of recorded runs that differ in
-//! Kubernetes version and target, and `harness plan --target kind --matrix`.
+//! Kubernetes version and target, `harness plan --target kind --matrix`, and the modelled
+//! version a local run records.
 
 #[path = "../../kind/tests/support/mod.rs"]
 mod kind_support;
@@ -173,6 +174,18 @@ async fn a_node_image_matrix_creates_runs_and_deletes_one_cluster_per_image() {
         assert_eq!(k["source"], "nodes");
         assert_eq!(k["nodeImage"], image);
         assert_eq!(k["kubeletVersions"][version], 5, "five Nodes listed: {k}");
+        let md = std::fs::read_to_string(cell(label).join("report.md")).unwrap();
+        assert!(
+            md.contains(&format!("Target `kind` (Kubernetes {version}), run")),
+            "{md}"
+        );
+        let html = std::fs::read_to_string(cell(label).join("report.html")).unwrap();
+        assert!(
+            html.contains(&format!(
+                "<dt>kubernetes</dt><dd>{version}</dd><dt>node image</dt>"
+            )),
+            "the report's facts"
+        );
         let command = summary["invocation"]["command"].as_str().unwrap();
         assert!(
             command.contains(&format!("--target kind --node-image {image}")),
@@ -444,4 +457,26 @@ fn plan_lists_every_cell_with_its_cluster_and_node_image() {
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("add --target kind --output-dir DIR"));
+}
+
+#[test]
+fn a_local_run_records_the_modelled_kubernetes_version() {
+    support::require_workload_bins();
+    let _turn = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "scenarios/testdata/valid-minimal.yaml"])
+        .args(["--set", "load.duration=2s", "--progress", "none", "--out"])
+        .arg(out.path())
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let summary = support::summary(out.path());
+    assert_eq!(
+        summary["kubernetes"],
+        json!({ "version": "v1.34", "source": "modelled", "nodeImage": null, "kubeletVersions": {} })
+    );
 }
