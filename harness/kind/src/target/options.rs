@@ -144,6 +144,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_created_cluster_takes_the_suffix_and_the_image_on_every_node() {
+        let scenario = harness_core::scenario::load_scenario(
+            std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/topology-skew.yaml"
+            )),
+            None,
+        )
+        .unwrap();
+        let plan = ClusterPlan::new(&scenario, 8).unwrap();
+        assert_eq!(CreateOptions::default().apply(&plan).unwrap(), plan);
+        let create = CreateOptions {
+            node_image: NodeImage::parse("kindest/node:v1.33.1").unwrap(),
+            cluster_suffix: Some("m2-v1-33-1".into()),
+        };
+        let made = create.apply(&plan).unwrap();
+        assert_eq!(made.cluster_name, "harness-topology-skew-m2-v1-33-1");
+        assert_eq!(made.node_image, "kindest/node:v1.33.1");
+        assert_eq!(
+            made.nodes[0].kind_name,
+            "harness-topology-skew-m2-v1-33-1-control-plane"
+        );
+        assert!(made.nodes[1..].iter().all(|n| {
+            n.kind_name
+                .starts_with("harness-topology-skew-m2-v1-33-1-worker")
+        }));
+        let long = CreateOptions {
+            cluster_suffix: Some("x".repeat(40)),
+            ..CreateOptions::default()
+        };
+        assert!(matches!(
+            long.apply(&plan),
+            Err(PlanError::ClusterName(
+                names::ClusterNameError::TooLong { .. }
+            ))
+        ));
+    }
+
+    #[test]
     fn only_harness_contexts_without_the_flag() {
         assert_eq!(choose_mode(None, None, false), Ok(ClusterMode::Create));
         assert_eq!(
