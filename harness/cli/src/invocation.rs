@@ -15,6 +15,8 @@ pub struct RunSpec<'a> {
     /// `--set` overrides, repeated as given.
     pub overrides: &'a [harness_core::scenario::Override],
     pub target: &'a str,
+    /// `--node-image`, when the run chose one (kind).
+    pub node_image: Option<&'a str>,
     pub seed: u64,
     pub time_scale: f64,
 }
@@ -35,9 +37,11 @@ pub fn invocation(spec: &RunSpec<'_>) -> Invocation {
             format!("{}={}", o.path_text, o.value_text),
         ]);
     }
+    words.extend(["--target".to_string(), spec.target.to_string()]);
+    if let Some(image) = spec.node_image {
+        words.extend(["--node-image".to_string(), image.to_string()]);
+    }
     words.extend([
-        "--target".to_string(),
-        spec.target.to_string(),
         "--seed".to_string(),
         spec.seed.to_string(),
         "--time-scale".to_string(),
@@ -104,6 +108,7 @@ mod tests {
                 harness_core::scenario::Override::parse("load.generators[a b].rate=5").unwrap(),
             ],
             target: "local",
+            node_image: None,
             seed: 7,
             time_scale: 0.1,
         });

@@ -1,5 +1,6 @@
 //! The kind target: the multi-zone kind cluster a scenario needs ([`cluster`], rendered by
-//! [`config`]), the pinned node image and tool versions ([`pins`]), the kubelet's self-label
+//! [`config`]), the pinned node image and tool versions ([`pins`]), the node image a run chooses
+//! and the Kubernetes version it observes ([`node_image`]), the kubelet's self-label
 //! rules ([`labels`]), one wrapper for every `kind` and `docker` subprocess ([`exec`]), the
 //! cluster lifecycle commands ([`lifecycle`]), the workload images ([`images`]), the run's
 //! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
@@ -18,6 +19,7 @@ pub mod images;
 pub mod labels;
 pub mod lifecycle;
 pub mod manifests;
+pub mod node_image;
 pub mod observer;
 pub mod pins;
 pub mod target;

@@ -20,6 +20,10 @@
 //! Upstream iterates Go maps in random order in places; these models iterate in sorted order,
 //! which yields the per-zone hint counts upstream guarantees (see [`redistribution`]).
 
+/// The Kubernetes release these models were ported from: the version the local target models
+/// (recorded as `kubernetes.version` of its runs' summaries).
+pub const KUBERNETES_VERSION: &str = "v1.34";
+
 mod add_hints;
 pub mod events;
 pub mod hpa;

@@ -8,7 +8,8 @@
 //! Service) and its image pin in `third-party.txt`. Generators
 //! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
 //! Durations are at the scenario's `timeScale` (`harness run --time-scale` may choose another);
-//! what the kind target refuses at that scale is refused here too (exit 2). Starts nothing.
+//! what the kind target refuses at that scale is refused here too (exit 2), and so is what the
+//! chosen node image's Kubernetes lacks. Starts nothing.
 
 use std::path::Path;
 
@@ -18,6 +19,7 @@ use harness_core::scenario::model::Scenario;
 use harness_kind::cluster::ClusterPlan;
 use harness_kind::images::Manifest as ImageManifest;
 use harness_kind::manifests::{self, RenderInput};
+use harness_kind::target::CreateOptions;
 use harness_kind::{config, host};
 
 use super::plan::PlanArgs;
@@ -42,14 +44,28 @@ fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
         .map_err(Failure::InvalidInput)
 }
 
-pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
+pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOptions) -> Outcome {
     let host_cpus = args.host_cpus.unwrap_or_else(host::online_cpus);
-    let plan = ClusterPlan::new(scenario, host_cpus).map_err(|e| {
-        Failure::InvalidInput(anyhow!(
-            "{}: no kind cluster for this scenario: {e}",
-            args.file.display()
-        ))
-    })?;
+    let plan = ClusterPlan::new(scenario, host_cpus)
+        .and_then(|plan| create.apply(&plan))
+        .map_err(|e| {
+            Failure::InvalidInput(anyhow!(
+                "{}: no kind cluster for this scenario: {e}",
+                args.file.display()
+            ))
+        })?;
+    let refused = harness_kind::node_image::refusals(scenario, &create.node_image);
+    if !refused.is_empty() {
+        return Err(Failure::InvalidInput(anyhow!(
+            "{}: cannot run on node image {}: {}",
+            args.file.display(),
+            create.node_image,
+            refused.join("; ")
+        )));
+    }
+    if let Some(warning) = create.node_image.warning() {
+        eprintln!("warning: {warning}");
+    }
     let images = read_images(&args.images)?;
     let time_scale = TimeScale::new(scenario.time_scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
@@ -88,6 +104,9 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
         command.push_str(&format!(" --variant {variant}"));
     }
     command.push_str(&format!(" --host-cpus {host_cpus}"));
+    if create.node_image != harness_kind::node_image::NodeImage::pinned() {
+        command.push_str(&format!(" --node-image {}", create.node_image));
+    }
     write("kind-config.yaml", &config::render(&plan, &command))?;
     write("manifests.yaml", &objects.to_yaml())?;
     for (name, text) in objects.documents() {
@@ -154,9 +173,10 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path) -> Outcome {
         write("third-party.txt", &format!("{before}{line}"))?;
     }
     eprintln!(
-        "wrote {} (cluster {}) and {} objects in apply order to {}",
+        "wrote {} (cluster {}, node image {}) and {} objects in apply order to {}",
         dir.join("kind-config.yaml").display(),
         plan.cluster_name,
+        plan.node_image,
         objects.documents().len(),
         dir.display()
     );

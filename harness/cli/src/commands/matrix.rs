@@ -5,14 +5,25 @@
 //! (`harness compare`'s files in that run's directory). Exit: the worst of the runs' own
 //! verdicts and the comparisons (0, 1 a failed expectation or a regression, 2 not comparable,
 //! 3 infrastructure).
+//!
+//! `kind.nodeImage=IMG1,IMG2` is the kind target's axis, not a scenario path: the node image
+//! (so the Kubernetes version) of the cluster each cell creates; its directory is named by the
+//! version (`kind.nodeImage=v1.33.1`). On kind every cell of a matrix creates its own cluster,
+//! `harness-<scenario>-m<N>[-v<major>-<minor>-<patch>]`, so cells never share one (even with
+//! `--keep`), unless `--cluster`/`--context` names the one cluster every cell reuses.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use harness_core::scenario::{Override, load_scenario_with};
+use harness_kind::cluster::names;
+use harness_kind::node_image::{self, NodeImage};
 
-use super::run::{RunArgs, run_once, worse};
+use super::run::{KindCell, RunArgs, TargetName, run_once, worse};
 use crate::exit::{Failure, Outcome};
+
+/// The kind target's matrix axis: the node image of the cluster each cell creates.
+pub const NODE_IMAGE_AXIS: &str = "kind.nodeImage";
 
 /// One `--matrix PATH=V1,V2,...` axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,14 +69,149 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     out
 }
 
-/// `ingress.version=v0.6,service.replicas=4`, safe as a directory name.
+/// `ingress.version=v0.6,service.replicas=4`, safe as a directory name; a node image is
+/// shown by its Kubernetes version (`kind.nodeImage=v1.33.1`).
 fn label(combo: &[(String, String)]) -> String {
     combo
         .iter()
-        .map(|(p, v)| format!("{p}={v}"))
+        .map(|(p, v)| {
+            let shown = match NodeImage::parse(v) {
+                Ok(image) if p == NODE_IMAGE_AXIS => image.version_label(),
+                _ => v.clone(),
+            };
+            format!("{p}={shown}")
+        })
         .collect::<Vec<_>>()
         .join(",")
         .replace(['/', ' '], "_")
+}
+
+/// One combination, checked: its directory name, its `--set` overrides and what it changes
+/// on the kind target.
+#[derive(Debug)]
+pub struct Cell {
+    pub label: String,
+    pub overrides: Vec<Override>,
+    pub kind: KindCell,
+}
+
+/// What the cells are run on.
+pub struct CellTarget<'a> {
+    pub target: TargetName,
+    /// The kind target creates the cells' clusters (no --cluster/--context).
+    pub creates_cluster: bool,
+    /// `--node-image`, which a `kind.nodeImage` axis excludes.
+    pub node_image: Option<&'a NodeImage>,
+}
+
+/// Every combination of `axes`, checked (scenario values like the file, node images for form,
+/// floor and what the scenario needs) before anything runs; and the scenario's name.
+pub fn cells(
+    axes: &[Axis],
+    set: &[Override],
+    file: &Path,
+    variant: Option<&str>,
+    on: &CellTarget<'_>,
+) -> Result<(Vec<Cell>, String), Failure> {
+    let invalid = |message: String| Failure::InvalidInput(anyhow!(message));
+    let image_axes = axes.iter().filter(|a| a.path == NODE_IMAGE_AXIS).count();
+    if let Some(other) = axes
+        .iter()
+        .find(|a| a.path.starts_with("kind.") && a.path != NODE_IMAGE_AXIS)
+    {
+        return Err(invalid(format!(
+            "--matrix {}: the kind target's only matrix axis is {NODE_IMAGE_AXIS} (the node image, hence the Kubernetes version, of the cluster each run creates)",
+            other.path
+        )));
+    }
+    if image_axes > 0 {
+        let refusal = if image_axes > 1 {
+            Some(format!(
+                "--matrix {NODE_IMAGE_AXIS} is given twice; list every image in one axis"
+            ))
+        } else if on.target == TargetName::Local {
+            Some(format!(
+                "--matrix {NODE_IMAGE_AXIS}: the local target has no node image; it models one Kubernetes version, {} (the release kube-model's controllers are ported from). Add --target kind to run each image in its own kind cluster",
+                kube_model::KUBERNETES_VERSION
+            ))
+        } else if !on.creates_cluster {
+            Some(format!(
+                "--matrix {NODE_IMAGE_AXIS}: the cluster exists (--cluster, --context or --allow-existing-cluster); its nodes' image is theirs. Leave those out so that the harness creates one cluster per image"
+            ))
+        } else {
+            on.node_image.map(|image| {
+                format!(
+                    "--node-image {image} and --matrix {NODE_IMAGE_AXIS} both choose the node image; give the images in the axis only"
+                )
+            })
+        };
+        if let Some(message) = refusal {
+            return Err(invalid(message));
+        }
+    }
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut name = String::new();
+    for (index, combo) in combinations(axes).iter().enumerate() {
+        let mut overrides = set.to_vec();
+        let mut image = None;
+        for (path, value) in combo {
+            if path == NODE_IMAGE_AXIS {
+                image = Some(
+                    NodeImage::parse(value)
+                        .map_err(|e| invalid(format!("--matrix {path}={value}: {e}")))?,
+                );
+                continue;
+            }
+            overrides.push(
+                Override::new(path, value)
+                    .map_err(|e| invalid(format!("--matrix {path}={value}: {e}")))?,
+            );
+        }
+        let label = label(combo);
+        let scenario = load_scenario_with(file, variant, &overrides)
+            .map_err(|e| invalid(format!("--matrix {label}: {e}")))?;
+        if let Some(image) = &image {
+            let refused = node_image::refusals(&scenario, image);
+            if !refused.is_empty() {
+                return Err(invalid(format!("--matrix {label}: {}", refused.join("; "))));
+            }
+        }
+        if cells.iter().any(|c| c.label == label) {
+            return Err(invalid(format!(
+                "--matrix: two combinations would share the directory `{label}` (two node images of the same Kubernetes version?); give each value once"
+            )));
+        }
+        let cluster_suffix = (on.target == TargetName::Kind && on.creates_cluster).then(|| {
+            let number = format!("m{}", index + 1);
+            match &image {
+                Some(image) => format!("{number}-{}", image.name_part()),
+                None => number,
+            }
+        });
+        name = scenario.name;
+        cells.push(Cell {
+            label,
+            overrides,
+            kind: KindCell {
+                node_image: image,
+                cluster_suffix,
+            },
+        });
+    }
+    Ok((cells, name))
+}
+
+/// `1. kind.nodeImage=v1.33.1: cluster harness-x-m1-v1-33-1, node image kindest/node:v1.33.1`.
+pub fn describe(index: usize, cell: &Cell, scenario: &str, default_image: &NodeImage) -> String {
+    let mut line = format!("{}. {}", index + 1, cell.label);
+    if let Some(suffix) = &cell.kind.cluster_suffix {
+        let image = cell.kind.node_image.as_ref().unwrap_or(default_image);
+        line.push_str(&format!(
+            ": cluster {}-{suffix}, node image {image}",
+            names::cluster_name(scenario)
+        ));
+    }
+    line
 }
 
 pub fn run(args: &RunArgs) -> Outcome {
@@ -74,23 +220,17 @@ pub fn run(args: &RunArgs) -> Outcome {
             "--matrix compares its runs against the first combination; it does not take --baseline"
         )));
     }
-    let combos = combinations(&args.matrix);
-    // Every combination is checked before anything runs.
-    let mut plans = Vec::new();
-    let mut name = String::new();
-    for combo in &combos {
-        let mut overrides = args.set.clone();
-        for (path, value) in combo {
-            overrides.push(
-                Override::new(path, value)
-                    .map_err(|e| Failure::InvalidInput(anyhow!("--matrix {path}={value}: {e}")))?,
-            );
-        }
-        let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &overrides)
-            .map_err(|e| Failure::InvalidInput(anyhow!("--matrix {}: {e}", label(combo))))?;
-        name = scenario.name;
-        plans.push((label(combo), overrides));
-    }
+    let (cells, name) = cells(
+        &args.matrix,
+        &args.set,
+        &args.file,
+        args.variant.as_deref(),
+        &CellTarget {
+            target: args.target,
+            creates_cluster: args.kind.creates_cluster(),
+            node_image: args.kind.node_image.as_ref(),
+        },
+    )?;
     let root = args.out.clone().unwrap_or_else(|| {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -102,14 +242,27 @@ pub fn run(args: &RunArgs) -> Outcome {
     });
     eprintln!(
         "matrix: {} runs of {} into {}",
-        plans.len(),
+        cells.len(),
         args.file.display(),
         root.display()
     );
+    let default_image = args
+        .kind
+        .node_image
+        .clone()
+        .unwrap_or_else(NodeImage::pinned);
+    for (index, cell) in cells.iter().enumerate() {
+        eprintln!("  {}", describe(index, cell, &name, &default_image));
+    }
     let mut outcome: Outcome = Ok(());
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for (label, overrides) in &plans {
-        let (dir, verdict) = run_once(args, overrides, Some(root.join(label)))?;
+    for cell in &cells {
+        let (dir, verdict) = run_once(
+            args,
+            &cell.overrides,
+            &cell.kind,
+            Some(root.join(&cell.label)),
+        )?;
         outcome = worse(outcome, verdict);
         dirs.push(dir);
     }
@@ -144,6 +297,15 @@ mod tests {
             ]
         );
         assert!(Axis::parse("ingress.version").is_err());
+        let images = [Axis::parse(
+            "kind.nodeImage=kindest/node:v1.33.1,kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
+        )
+        .unwrap()];
+        let labels: Vec<String> = combinations(&images).iter().map(|c| label(c)).collect();
+        assert_eq!(
+            labels,
+            ["kind.nodeImage=v1.33.1", "kind.nodeImage=v1.34.11"]
+        );
         assert!(Axis::parse("a=1,,2").is_err());
     }
 }

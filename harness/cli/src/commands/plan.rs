@@ -3,7 +3,9 @@
 //! the control-plane models without starting anything. With `--target kind --output-dir DIR`
 //! it also writes the kind cluster config and every object the run would apply, in apply
 //! order (`kind-config.yaml`, `manifests.yaml` and one numbered file per object), starting
-//! nothing.
+//! nothing; `--node-image` chooses the cluster's image, and `--matrix` (as `harness run` takes
+//! it, `kind.nodeImage` included) writes each combination into `DIR/<combination>/` and lists
+//! the cells with their cluster names and node images.
 
 use std::path::PathBuf;
 
@@ -48,6 +50,13 @@ pub struct PlanArgs {
     /// With --target kind: the run id the objects are labelled with.
     #[arg(long, default_value = "plan")]
     pub run_id: String,
+    /// With --target kind: the node image of the cluster (as `harness run --node-image`).
+    #[arg(long, value_name = "IMAGE", value_parser = harness_kind::node_image::NodeImage::parse)]
+    pub node_image: Option<harness_kind::node_image::NodeImage>,
+    /// With --target kind --output-dir: plan every combination (as `harness run --matrix`,
+    /// `kind.nodeImage=IMG1,IMG2` included), each into its own directory under DIR.
+    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = super::matrix::Axis::parse)]
+    pub matrix: Vec<super::matrix::Axis>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -57,11 +66,19 @@ pub enum Format {
 }
 
 pub fn run(args: PlanArgs) -> Outcome {
+    if !args.matrix.is_empty() {
+        return matrix(&args);
+    }
+    if args.node_image.is_some() && args.target != crate::commands::run::TargetName::Kind {
+        return Err(Failure::InvalidInput(anyhow!(
+            "--node-image is the kind cluster's node image: add --target kind --output-dir DIR"
+        )));
+    }
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     match (args.target, &args.output_dir) {
         (crate::commands::run::TargetName::Kind, Some(dir)) => {
-            super::kind_plan::write(&args, &scenario, dir)?
+            super::kind_plan::write(&args, &scenario, dir, &create_options(&args, None))?
         }
         (crate::commands::run::TargetName::Kind, None) => {
             return Err(Failure::InvalidInput(anyhow!(
@@ -89,5 +106,65 @@ pub fn run(args: PlanArgs) -> Outcome {
                 .map_err(|e| Failure::Infrastructure(e.into()))?
         )),
     }
+    Ok(())
+}
+
+/// The cluster a kind plan shows: `--node-image` (or a matrix cell's) and the cell's suffix.
+fn create_options(
+    args: &PlanArgs,
+    cell: Option<&super::run::KindCell>,
+) -> harness_kind::target::CreateOptions {
+    let image = cell
+        .and_then(|c| c.node_image.clone())
+        .or_else(|| args.node_image.clone())
+        .unwrap_or_else(harness_kind::node_image::NodeImage::pinned);
+    harness_kind::target::CreateOptions {
+        node_image: image,
+        cluster_suffix: cell.and_then(|c| c.cluster_suffix.clone()),
+    }
+}
+
+/// `plan --target kind --output-dir DIR --matrix ...`: every cell's kind config and objects
+/// into `DIR/<cell>/`, and one line per cell on stdout.
+fn matrix(args: &PlanArgs) -> Outcome {
+    let kind = crate::commands::run::TargetName::Kind;
+    let Some(dir) = args.output_dir.as_ref().filter(|_| args.target == kind) else {
+        return Err(Failure::InvalidInput(anyhow!(
+            "plan --matrix writes each combination's kind config and objects: add --target kind --output-dir DIR"
+        )));
+    };
+    let (cells, name) = super::matrix::cells(
+        &args.matrix,
+        &args.set,
+        &args.file,
+        args.variant.as_deref(),
+        &super::matrix::CellTarget {
+            target: kind,
+            creates_cluster: true,
+            node_image: args.node_image.as_ref(),
+        },
+    )?;
+    let default_image = args
+        .node_image
+        .clone()
+        .unwrap_or_else(harness_kind::node_image::NodeImage::pinned);
+    let mut listing = format!("{} kind clusters for {}:\n", cells.len(), name);
+    for (index, cell) in cells.iter().enumerate() {
+        let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &cell.overrides)
+            .map_err(|e| Failure::InvalidInput(anyhow!("--matrix {}: {e}", cell.label)))?;
+        let cell_dir = dir.join(&cell.label);
+        super::kind_plan::write(
+            args,
+            &scenario,
+            &cell_dir,
+            &create_options(args, Some(&cell.kind)),
+        )?;
+        listing.push_str(&format!(
+            "  {} -> {}\n",
+            super::matrix::describe(index, cell, &name, &default_image),
+            cell_dir.display()
+        ));
+    }
+    crate::output::print(&listing);
     Ok(())
 }

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use harness_core::compare::Bound;
 use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
-use harness_core::report::{Verdict, write_reports};
+use harness_core::report::{KubernetesInfo, Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::exec::Toolbox;
-use harness_kind::target::{KindOptions, KindTarget, choose_mode};
+use harness_kind::node_image::NodeImage;
+use harness_kind::target::{ClusterMode, CreateOptions, KindOptions, KindTarget, choose_mode};
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
@@ -113,9 +114,29 @@ pub struct KindFlags {
         default_value = "target/harness-images.json"
     )]
     pub images: PathBuf,
+    /// kind: the node image, hence the Kubernetes version, of the cluster the harness creates
+    /// (default: the pinned kindest/node:v1.34.11@sha256:...). `kindest/node:vX.Y.Z`, best
+    /// pinned with the `@sha256:` digest kind's release notes list; Kubernetes v1.31.0 or
+    /// newer. Not with --cluster or --context: an existing cluster's nodes keep their image.
+    #[arg(long, value_name = "IMAGE", value_parser = NodeImage::parse)]
+    pub node_image: Option<NodeImage>,
+}
+
+/// What one run changes on the kind target beyond the flags: a matrix cell's node image and
+/// the suffix of the cluster it creates.
+#[derive(Debug, Clone, Default)]
+pub struct KindCell {
+    pub node_image: Option<NodeImage>,
+    pub cluster_suffix: Option<String>,
 }
 
 impl KindFlags {
+    /// Whether the kind target creates the run's cluster (no --cluster, --context or
+    /// --allow-existing-cluster).
+    pub fn creates_cluster(&self) -> bool {
+        self.cluster.is_none() && self.context.is_none() && !self.allow_existing_cluster
+    }
+
     /// The kind-only flags given, for refusing them on another target.
     fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
@@ -126,6 +147,7 @@ impl KindFlags {
             (self.may_touch_nodes, "--may-touch-nodes"),
             (self.kubeconfig.is_some(), "--kubeconfig"),
             (self.host_cpus.is_some(), "--host-cpus"),
+            (self.node_image.is_some(), "--node-image"),
         ] {
             if set {
                 given.push(flag);
@@ -142,6 +164,13 @@ impl KindFlags {
             self.allow_existing_cluster,
         )
         .map_err(|e| Failure::InvalidInput(e.into()))?;
+        if let Some(image) = &self.node_image
+            && mode != ClusterMode::Create
+        {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--node-image {image}: the cluster exists (--cluster, --context or --allow-existing-cluster); its nodes' image is theirs. Drop --node-image, or leave out --cluster and --context so that the harness creates a cluster with that image"
+            )));
+        }
         if self.may_touch_nodes && !self.allow_existing_cluster {
             return Err(Failure::InvalidInput(anyhow!(
                 "--may-touch-nodes is for --allow-existing-cluster; clusters the harness created are always its to change"
@@ -185,7 +214,7 @@ pub fn run(args: RunArgs) -> Outcome {
             "--max-regression needs something to compare with: add --baseline DIR or --matrix PATH=V1,V2"
         )));
     }
-    let out_dir = run_once(&args, &args.set, args.out.clone())?;
+    let out_dir = run_once(&args, &args.set, &KindCell::default(), args.out.clone())?;
     let verdict = out_dir.1;
     match &args.baseline {
         None => verdict,
@@ -215,6 +244,7 @@ pub fn worse(a: Outcome, b: Outcome) -> Outcome {
 pub fn run_once(
     args: &RunArgs,
     overrides: &[Override],
+    cell: &KindCell,
     out: Option<PathBuf>,
 ) -> Result<(PathBuf, Outcome), Failure> {
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), overrides)
@@ -227,7 +257,30 @@ pub fn run_once(
             // So is an ingress controller image without a recorded digest.
             harness_kind::target::ingress::required_image(&scenario, None)
                 .map_err(|e| Failure::InvalidInput(e.into()))?;
-            Some(args.kind.options()?)
+            let options = args.kind.options()?;
+            let chosen = cell
+                .node_image
+                .clone()
+                .or_else(|| args.kind.node_image.clone());
+            let create = CreateOptions {
+                node_image: chosen.clone().unwrap_or_else(NodeImage::pinned),
+                cluster_suffix: cell.cluster_suffix.clone(),
+            };
+            if options.mode == ClusterMode::Create {
+                let refused = harness_kind::node_image::refusals(&scenario, &create.node_image);
+                if !refused.is_empty() {
+                    return Err(Failure::InvalidInput(anyhow!(
+                        "{}: cannot run on node image {}: {}",
+                        args.file.display(),
+                        create.node_image,
+                        refused.join("; ")
+                    )));
+                }
+            }
+            if let Some(warning) = chosen.as_ref().and_then(NodeImage::warning) {
+                eprintln!("warning: {warning}");
+            }
+            Some((options, create))
         }
         TargetName::Local => {
             let given = args.kind.given();
@@ -286,14 +339,21 @@ pub fn run_once(
             None => {
                 let mut target =
                     LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
-                engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await
+                let result =
+                    engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
+                result.map(|mut outcome| {
+                    outcome.summary.kubernetes =
+                        Some(KubernetesInfo::modelled(kube_model::KUBERNETES_VERSION));
+                    outcome
+                })
             }
-            Some(kind) => {
-                let mut target = KindTarget::new(kind);
+            Some((kind, create)) => {
+                let mut target = KindTarget::new(kind).with_create(create);
                 let result =
                     engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
                 result.map(|mut outcome| {
                     outcome.summary.model_agreement = target.model_agreement().cloned();
+                    outcome.summary.kubernetes = target.kubernetes().cloned();
                     outcome
                 })
             }
@@ -310,6 +370,11 @@ pub fn run_once(
         variant: scenario.selected_variant.as_deref(),
         overrides,
         target: args.target.as_str(),
+        node_image: cell
+            .node_image
+            .as_ref()
+            .or(args.kind.node_image.as_ref())
+            .map(NodeImage::reference),
         seed: args.seed,
         time_scale: time_scale.factor(),
     }));

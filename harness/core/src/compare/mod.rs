@@ -3,7 +3,8 @@
 //! per-pod share, p50/p99 latency and the ingress replicas' reloads, restarts and list-position
 //! share, each with its delta; bounds (`--max-regression METRIC=VALUE`) turn it into a gate.
 //! Runs of different scenarios, or whose variants check different expectations, or partial
-//! runs, are not comparable. The result is `compare.json` (schema `harness-compare/v1`),
+//! runs, are not comparable; runs on different Kubernetes versions, node images or targets are
+//! compared, and the header says what differs (`notes`). The result is `compare.json` (schema `harness-compare/v1`),
 //! `compare.md` and `compare.html` (`render`).
 
 mod render;
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use render::{render_compare_html, render_compare_markdown};
 
 use crate::report::reconcile::natural_key;
-use crate::report::{Summary, Verdict};
+use crate::report::{KubernetesInfo, Summary, Verdict};
 
 /// Version tag of `compare.json`.
 pub const COMPARE_SCHEMA: &str = "harness-compare/v1";
@@ -83,6 +84,15 @@ pub struct RunRef {
     pub verdict: Verdict,
     /// The command that repeats it, when recorded.
     pub command: Option<String>,
+    /// `local` or `kind`.
+    #[serde(default)]
+    pub target: String,
+    /// The Kubernetes it ran on (`v1.34.11`, `v1.34 (modelled)`); null when not recorded.
+    #[serde(default)]
+    pub kubernetes: Option<String>,
+    /// The kind node image of the cluster the harness created for it; null otherwise.
+    #[serde(default)]
+    pub node_image: Option<String>,
 }
 
 /// The outcome of a comparison.
@@ -113,6 +123,10 @@ pub struct Comparison {
     pub pods: Vec<PodShareDelta>,
     /// One sentence per exceeded bound.
     pub regressions: Vec<String>,
+    /// What differs between the runs besides the change under test, for the header: the
+    /// Kubernetes versions (`Kubernetes v1.33.1 → v1.34.0`), the node images, the targets.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// A bad `--max-regression`.
@@ -218,7 +232,44 @@ pub fn compare(
         expectations: expectation_deltas(base, candidate),
         pods: pod_deltas(base, candidate),
         regressions,
+        notes: notes(base, candidate),
     })
+}
+
+/// The header's notes: which Kubernetes each run ran on, and what else about the runs differs.
+/// A kind run and a local run of the same scenario and expectations are compared (the numbers
+/// mean the same), with a note that the target differs too.
+fn notes(base: &Summary, candidate: &Summary) -> Vec<String> {
+    let label = |s: &Summary| {
+        s.kubernetes
+            .as_ref()
+            .map_or_else(|| "not recorded".to_owned(), KubernetesInfo::label)
+    };
+    let (b, c) = (label(base), label(candidate));
+    let mut out = vec![
+        if base.kubernetes.is_none() && candidate.kubernetes.is_none() {
+            "Kubernetes version not recorded in either run".to_owned()
+        } else if b == c {
+            format!("Kubernetes {b} in both runs")
+        } else {
+            format!("Kubernetes {b} → {c}")
+        },
+    ];
+    let image = |s: &Summary| s.kubernetes.as_ref().and_then(|k| k.node_image.clone());
+    let (bi, ci) = (image(base), image(candidate));
+    if bi != ci {
+        let shown = |i: &Option<String>| i.clone().unwrap_or_else(|| "none recorded".to_owned());
+        out.push(format!("node image {} → {}", shown(&bi), shown(&ci)));
+    }
+    if base.target != candidate.target {
+        out.push(format!(
+            "targets differ: {} → {}; the kind target runs Kubernetes' own controllers with real \
+             timings where the local target runs its models, so a difference can come from the \
+             target as well as from the change under test",
+            base.target, candidate.target
+        ));
+    }
+    out
 }
 
 /// Why the two runs cannot be compared, if they cannot.
@@ -270,6 +321,9 @@ fn run_ref(s: &Summary, dir: &str) -> RunRef {
         run_id: s.run_id.clone(),
         verdict: s.verdict,
         command: s.invocation.as_ref().map(|i| i.command.clone()),
+        target: s.target.clone(),
+        kubernetes: s.kubernetes.as_ref().map(KubernetesInfo::label),
+        node_image: s.kubernetes.as_ref().and_then(|k| k.node_image.clone()),
     }
 }
 
@@ -536,6 +590,45 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back.verdict, CompareVerdict::Ok);
+    }
+
+    #[test]
+    fn the_notes_name_both_kubernetes_versions_and_a_change_of_target() {
+        let mut base = failing_summary();
+        base.target = "kind".into();
+        base.kubernetes = Some(KubernetesInfo {
+            version: Some("v1.33.1".into()),
+            source: KubernetesInfo::OBSERVED.into(),
+            node_image: Some("kindest/node:v1.33.1".into()),
+            kubelet_versions: BTreeMap::from([("v1.33.1".into(), 5)]),
+        });
+        let mut candidate = base.clone();
+        if let Some(k) = candidate.kubernetes.as_mut() {
+            k.version = Some("v1.34.0".into());
+            k.node_image = Some("kindest/node:v1.34.0".into());
+        }
+        let c = compare(&base, &candidate, ("a", "b"), &[]).unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Ok);
+        assert_eq!(
+            c.notes,
+            [
+                "Kubernetes v1.33.1 → v1.34.0",
+                "node image kindest/node:v1.33.1 → kindest/node:v1.34.0"
+            ]
+        );
+        assert_eq!(c.candidate.kubernetes.as_deref(), Some("v1.34.0"));
+        let mut local = failing_summary();
+        local.kubernetes = Some(KubernetesInfo::modelled("v1.34"));
+        let c = compare(&local, &candidate, ("a", "b"), &[]).unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Ok, "kind against local compares");
+        assert_eq!(c.notes[0], "Kubernetes v1.34 (modelled) → v1.34.0");
+        assert!(
+            c.notes[2].starts_with("targets differ: local → kind"),
+            "{:?}",
+            c.notes
+        );
+        let c = compare(&failing_summary(), &failing_summary(), ("a", "b"), &[]).unwrap();
+        assert_eq!(c.notes, ["Kubernetes version not recorded in either run"]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `compare.md` (a CI step summary) and `compare.html` (one self-contained page, no scripts):
-//! the verdict with its reason or regressions, then the metrics, the expectations and the
+//! the verdict with its reason or regressions, each run's target and Kubernetes version and
+//! the notes on what else differs, then the metrics, the expectations and the
 //! per-pod shares of both runs with their deltas.
 
 use std::fmt::Write;
@@ -21,8 +22,13 @@ fn headline(c: &Comparison) -> String {
 }
 
 fn who(r: &super::RunRef) -> String {
+    let on = match (r.target.as_str(), &r.kubernetes) {
+        ("", _) => String::new(),
+        (target, Some(k)) => format!(" on {target}, Kubernetes {k}"),
+        (target, None) => format!(" on {target}"),
+    };
     format!(
-        "{} / {} ({}, {:?})",
+        "{} / {}{on} ({}, {:?})",
         r.scenario,
         r.variant.as_deref().unwrap_or("base"),
         r.dir,
@@ -56,6 +62,9 @@ pub fn render_compare_markdown(c: &Comparison) -> String {
     let _ = writeln!(md, "# Comparison — {}\n", headline(c));
     let _ = writeln!(md, "- base: {}", who(&c.base));
     let _ = writeln!(md, "- candidate: {}", who(&c.candidate));
+    for note in &c.notes {
+        let _ = writeln!(md, "- {note}");
+    }
     for r in &c.regressions {
         let _ = writeln!(md, "- ❌ {r}");
     }
@@ -115,10 +124,14 @@ pub fn render_compare_html(c: &Comparison) -> String {
         CompareVerdict::Incomparable => "incomparable",
     };
     let mut page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>comparison</title><style>{STYLE}</style></head><body><header class=\"{class}\" data-verdict=\"{class}\"><h1>{}</h1><p>base: {}<br>candidate: {}</p></header><main>",
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>comparison</title><style>{STYLE}</style></head><body><header class=\"{class}\" data-verdict=\"{class}\"><h1>{}</h1><p>base: {}<br>candidate: {}</p>{}</header><main>",
         escape(&headline(c)),
         escape(&who(&c.base)),
-        escape(&who(&c.candidate))
+        escape(&who(&c.candidate)),
+        c.notes
+            .iter()
+            .map(|n| format!("<p class=\"note\">{}</p>", escape(n)))
+            .collect::<String>()
     );
     if !c.regressions.is_empty() {
         page.push_str("<ul>");

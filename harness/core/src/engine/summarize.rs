@@ -83,6 +83,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         invocation: None,
         removals: removal_summaries(&removals),
         model_agreement: None,
+        kubernetes: None,
         ingress: super::ingress_view::ingress_summary(run, facts.ingress_controller.as_ref()),
     }
 }

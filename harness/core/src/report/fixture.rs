@@ -110,6 +110,7 @@ pub fn failing_summary() -> Summary {
         invocation: None,
         removals: Vec::new(),
         model_agreement: None,
+        kubernetes: None,
         ingress: None,
     }
 }

@@ -25,9 +25,14 @@ pub fn render_markdown(summary: &Summary) -> String {
         summary.scenario,
         variant
     );
+    let kubernetes = summary
+        .kubernetes
+        .as_ref()
+        .map(|k| format!(" (Kubernetes {})", k.label()))
+        .unwrap_or_default();
     let _ = writeln!(
         md,
-        "Target `{}`, run `{}`, seed {}, {:.1}s of load, time scale {:?}.\n",
+        "Target `{}`{kubernetes}, run `{}`, seed {}, {:.1}s of load, time scale {:?}.\n",
         summary.target, summary.run_id, summary.seed, summary.duration_s, summary.time_scale
     );
     if let Some(reason) = &summary.partial_reason {

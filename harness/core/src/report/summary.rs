@@ -70,6 +70,53 @@ pub struct Summary {
     /// and restarts per replica, readiness flips and latency per pod.
     #[serde(default)]
     pub ingress: Option<IngressSummary>,
+    /// The Kubernetes the run ran on: on kind the Nodes' kubelet versions and the node image
+    /// of a cluster the harness created; on the local target the version its models were
+    /// ported from. Null in summaries written before it was recorded.
+    #[serde(default)]
+    pub kubernetes: Option<KubernetesInfo>,
+}
+
+/// Which Kubernetes a run ran on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KubernetesInfo {
+    /// `v1.34.11`: the Nodes' `status.nodeInfo.kubeletVersion` (the lowest when they differ);
+    /// on the local target the modelled release (`v1.34`). Null when no Node reported one.
+    pub version: Option<String>,
+    /// `nodes` (observed from the Node objects) or `modelled` (the local target).
+    pub source: String,
+    /// The kind node image of the cluster the harness created for the run; null for a
+    /// reused or existing cluster and on the local target.
+    pub node_image: Option<String>,
+    /// Every kubelet version seen → how many Nodes reported it (empty on the local target).
+    pub kubelet_versions: BTreeMap<String, u32>,
+}
+
+impl KubernetesInfo {
+    /// `source` of versions read from the Node objects.
+    pub const OBSERVED: &str = "nodes";
+    /// `source` of the local target's modelled version.
+    pub const MODELLED: &str = "modelled";
+
+    /// The local target: one modelled release, no nodes, no image.
+    pub fn modelled(version: &str) -> Self {
+        KubernetesInfo {
+            version: Some(version.to_owned()),
+            source: Self::MODELLED.to_owned(),
+            node_image: None,
+            kubelet_versions: BTreeMap::new(),
+        }
+    }
+
+    /// `v1.34.11`, `v1.34 (modelled)` or `unknown`, for headers.
+    pub fn label(&self) -> String {
+        match (&self.version, self.source == Self::MODELLED) {
+            (Some(v), true) => format!("{v} (modelled)"),
+            (Some(v), false) => v.clone(),
+            (None, _) => "unknown".to_owned(),
+        }
+    }
 }
 
 /// The real controller's hints against kube-model's, at every EndpointSlice change of a run

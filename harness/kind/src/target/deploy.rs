@@ -23,7 +23,7 @@ use crate::lifecycle::Cluster;
 use crate::manifests::{self, RenderInput};
 use crate::observer::Observer;
 use crate::watch::{Recorder, WATCH_STOP, spawn_watchers};
-use crate::{config, pins, tools};
+use crate::{config, tools};
 
 /// Slack for the pods to become ready, beyond the scenario's own probe timing: image unpacking,
 /// scheduling and container start on a kind node.
@@ -151,7 +151,14 @@ pub(super) async fn deploy(
                         .map_err(fail("planning the kind cluster"))?;
                     name.clone()
                 }
-                _ => run.plan.cluster_name.clone(),
+                _ => {
+                    run.plan = target
+                        .create
+                        .apply(&run.plan)
+                        .map_err(KindError::from)
+                        .map_err(fail("planning the kind cluster"))?;
+                    run.plan.cluster_name.clone()
+                }
             };
             run.cluster = Some(
                 Cluster::new(&name, options.kubeconfig.clone(), options.tools.clone())
@@ -196,14 +203,10 @@ pub(super) async fn deploy(
                 .map_err(fail("writing the kind config"))?;
             // Marked before the command: a half-created cluster is deleted too.
             run.created_cluster = true;
-            let create = cluster.clone();
-            blocking(move || {
-                create
-                    .create(&path, pins::NODE_IMAGE)
-                    .map_err(KindError::from)
-            })
-            .await
-            .map_err(fail("creating the kind cluster"))?;
+            let (create, image) = (cluster.clone(), run.plan.node_image.clone());
+            blocking(move || create.create(&path, &image).map_err(KindError::from))
+                .await
+                .map_err(fail("creating the kind cluster"))?;
         }
         let load = cluster.clone();
         let names: Vec<String> = images.images.iter().map(|i| i.image.clone()).collect();

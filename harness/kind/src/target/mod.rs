@@ -26,7 +26,7 @@ use harness_core::engine::{
     Capability, Observation, PodObservation, RunClock, RunContext, Target, TargetError, TimeScale,
 };
 use harness_core::measure::{EventKind, PodSample, RunData};
-use harness_core::report::ModelAgreement;
+use harness_core::report::{KubernetesInfo, ModelAgreement};
 use harness_core::scenario::model::{Action, Scenario, TimelineEvent};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -38,7 +38,7 @@ use crate::lifecycle::Cluster;
 use crate::manifests::{LOADGEN_METRICS_PORT, durations};
 use crate::watch::Recorder;
 pub use error::KindError;
-pub use options::{ClusterMode, ContextError, KindOptions, choose_mode};
+pub use options::{ClusterMode, ContextError, CreateOptions, KindOptions, choose_mode};
 use workload_contract::loadgen::LoadgenCounters;
 
 /// Pod samples by pod name.
@@ -54,6 +54,10 @@ pub struct KindTarget {
     agreement: Option<ModelAgreement>,
     /// The pinned releases and their cache, when not the built-in table and the user's cache.
     third_party: Option<pipeline::ThirdParty>,
+    /// How a cluster this target creates is made (node image, name suffix).
+    create: CreateOptions,
+    /// The Kubernetes the last run's Nodes reported, kept after teardown for the summary.
+    kubernetes: Option<KubernetesInfo>,
 }
 
 /// Everything a deployed run holds. Fields are set as deploy goes, so teardown undoes exactly
@@ -103,7 +107,21 @@ impl KindTarget {
             run: None,
             agreement: None,
             third_party: None,
+            create: CreateOptions::default(),
+            kubernetes: None,
         }
+    }
+
+    /// Creates clusters with `create`'s node image and name suffix (`--node-image`, matrix
+    /// cells) instead of the pin and `harness-<scenario>`.
+    pub fn with_create(mut self, create: CreateOptions) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// The Kubernetes the last run's Nodes reported (`kubernetes` of summary.json).
+    pub fn kubernetes(&self) -> Option<&KubernetesInfo> {
+        self.kubernetes.as_ref()
     }
 
     /// Uses the pin `table` (read from `file`) and caches downloads under `cache_dir`, instead
@@ -203,6 +221,15 @@ impl Running {
         });
         self.last_counters = Some((at, now));
         rates.unwrap_or((None, None))
+    }
+
+    /// The kubelet versions of the Nodes the watcher holds, and the node image when this run
+    /// created the cluster.
+    fn kubernetes(&self) -> KubernetesInfo {
+        let image = self
+            .created_cluster
+            .then_some(self.plan.node_image.as_str());
+        crate::node_image::observed(self.recorder.lock().observer.nodes(), image)
     }
 
     fn agreement(&self) -> Option<ModelAgreement> {
@@ -358,6 +385,7 @@ impl Target for KindTarget {
         let run = self.running()?;
         let data = collect::collect(run, interrupted).await;
         self.agreement = self.run.as_ref().and_then(Running::agreement);
+        self.kubernetes = self.run.as_ref().map(Running::kubernetes);
         data
     }
 
@@ -367,6 +395,9 @@ impl Target for KindTarget {
         };
         if self.agreement.is_none() {
             self.agreement = run.agreement();
+        }
+        if self.kubernetes.is_none() {
+            self.kubernetes = Some(run.kubernetes());
         }
         deploy::teardown(run).await
     }

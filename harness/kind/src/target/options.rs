@@ -1,12 +1,14 @@
 //! How the kind target is asked to run: which cluster (create one, reuse one the harness
 //! created, or an existing cluster by context), the kubeconfig, the host's CPUs, the image list,
 //! and the context rule: the harness talks only to `kind-harness-*` contexts unless
-//! `--allow-existing-cluster` says otherwise.
+//! `--allow-existing-cluster` says otherwise; for a cluster it creates, the node image and the
+//! name's suffix ([`CreateOptions`]).
 
 use std::path::PathBuf;
 
-use crate::cluster::names;
+use crate::cluster::{ClusterPlan, PlanError, names};
 use crate::exec::Toolbox;
+use crate::node_image::NodeImage;
 
 /// Which cluster a run uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,37 @@ pub struct KindOptions {
     /// With an existing cluster: the scenario may relabel its Nodes (`--may-touch-nodes`); the
     /// other node actions need kind's node containers. Not read for clusters the harness made.
     pub may_touch_nodes: bool,
+}
+
+/// How a cluster the harness creates is made ([`ClusterMode::Create`] only): the node image
+/// (`--node-image`, a `kind.nodeImage` matrix cell) and a suffix of the cluster's name, so
+/// that the cells of a matrix each get their own cluster (`harness-<scenario>-<suffix>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateOptions {
+    pub node_image: NodeImage,
+    pub cluster_suffix: Option<String>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            node_image: NodeImage::pinned(),
+            cluster_suffix: None,
+        }
+    }
+}
+
+impl CreateOptions {
+    /// `plan` as this cluster is created: renamed with the suffix (kind names the nodes after
+    /// the cluster) and with the chosen node image on every node.
+    pub fn apply(&self, plan: &ClusterPlan) -> Result<ClusterPlan, PlanError> {
+        let mut out = match &self.cluster_suffix {
+            Some(suffix) => plan.renamed(&format!("{}-{suffix}", plan.cluster_name))?,
+            None => plan.clone(),
+        };
+        out.node_image = self.node_image.reference().to_owned();
+        Ok(out)
+    }
 }
 
 /// A context the harness must not use without the flag that allows it.
@@ -109,6 +142,45 @@ fn is_harness_cluster(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_created_cluster_takes_the_suffix_and_the_image_on_every_node() {
+        let scenario = harness_core::scenario::load_scenario(
+            std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/topology-skew.yaml"
+            )),
+            None,
+        )
+        .unwrap();
+        let plan = ClusterPlan::new(&scenario, 8).unwrap();
+        assert_eq!(CreateOptions::default().apply(&plan).unwrap(), plan);
+        let create = CreateOptions {
+            node_image: NodeImage::parse("kindest/node:v1.33.1").unwrap(),
+            cluster_suffix: Some("m2-v1-33-1".into()),
+        };
+        let made = create.apply(&plan).unwrap();
+        assert_eq!(made.cluster_name, "harness-topology-skew-m2-v1-33-1");
+        assert_eq!(made.node_image, "kindest/node:v1.33.1");
+        assert_eq!(
+            made.nodes[0].kind_name,
+            "harness-topology-skew-m2-v1-33-1-control-plane"
+        );
+        assert!(made.nodes[1..].iter().all(|n| {
+            n.kind_name
+                .starts_with("harness-topology-skew-m2-v1-33-1-worker")
+        }));
+        let long = CreateOptions {
+            cluster_suffix: Some("x".repeat(40)),
+            ..CreateOptions::default()
+        };
+        assert!(matches!(
+            long.apply(&plan),
+            Err(PlanError::ClusterName(
+                names::ClusterNameError::TooLong { .. }
+            ))
+        ));
+    }
 
     #[test]
     fn only_harness_contexts_without_the_flag() {

@@ -157,6 +157,14 @@ pub fn facts(page: &mut String, s: &Summary) {
             s.variant.clone().unwrap_or_else(|| "base".into()),
         ),
         ("target", s.target.clone()),
+    ];
+    if let Some(k) = &s.kubernetes {
+        rows.push(("kubernetes", k.label()));
+        if let Some(image) = &k.node_image {
+            rows.push(("node image", image.clone()));
+        }
+    }
+    rows.extend([
         ("seed", s.seed.to_string()),
         (
             "time scale",
@@ -169,7 +177,7 @@ pub fn facts(page: &mut String, s: &Summary) {
         ("load duration", format!("{:.1}s", s.duration_s)),
         ("run id", s.run_id.clone()),
         ("summary schema", s.schema.clone()),
-    ];
+    ]);
     if let Some(inv) = &s.invocation {
         rows.push(("harness", inv.harness_version.clone()));
         for (bin, version) in &inv.workloads {
