@@ -298,6 +298,10 @@ fn render() -> RenderConfigMap {
 async fn the_churn_rewrites_at_its_interval_and_restarts_the_seeded_picks() {
     let server = ApiServer::start(|seen| match seen.method.as_str() {
         "PATCH" => Reply::Json(200, seen.json()),
+        // Replica 0's pod is always away (being recreated): no failure.
+        "DELETE" if seen.path().ends_with("/haproxy-ingress-0") => {
+            status(404, "NotFound", "pods \"haproxy-ingress-0\" not found")
+        }
         "DELETE" => Reply::Json(
             200,
             json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}),
@@ -315,6 +319,7 @@ async fn the_churn_rewrites_at_its_interval_and_restarts_the_seeded_picks() {
         reload_failure_rate: rate,
         seed,
     };
+    let recorder = Recorder::new(Observer::new(vec![]));
     let started = Instant::now();
     // 0.8 s at one rewrite per 150 ms: 5 rewrites, then the churn ends by itself.
     tokio::time::timeout(
@@ -324,7 +329,7 @@ async fn the_churn_rewrites_at_its_interval_and_restarts_the_seeded_picks() {
             setup,
             render(),
             intents.clone(),
-            Recorder::new(Observer::new(vec![])),
+            recorder.clone(),
             CancellationToken::new(),
             started + Duration::from_millis(800),
         ),
@@ -375,6 +380,16 @@ async fn the_churn_rewrites_at_its_interval_and_restarts_the_seeded_picks() {
         .map(|c| c.path().to_owned())
         .collect();
     assert_eq!(deleted, expected);
+    assert!(
+        expected.iter().any(|p| p.ends_with("-0")),
+        "seed {seed} never picks replica 0: choose another"
+    );
+    // A pod already away is no failure: no note.
+    assert!(
+        recorder.lock().events.is_empty(),
+        "{:?}",
+        recorder.lock().events
+    );
     // Each call in its place: a rewrite, then that rewrite's deletions.
     assert_eq!(calls[0].method, "PATCH");
     // The observer will attribute the restarts.

@@ -85,6 +85,8 @@ pub async fn rewrite(
 }
 
 /// Deletes the pods of `replicas` (the StatefulSet recreates each); `cause` for the observer.
+/// A pod already gone (still being recreated after an earlier restart) is no failure; any
+/// other failure is returned after the other pods were tried.
 pub async fn restart(
     api: &KubeApi,
     namespace: &str,
@@ -93,14 +95,21 @@ pub async fn restart(
     cause: IngressCause,
     intents: &Intents,
 ) -> Result<(), ApiError> {
+    let mut first_failure = None;
     for &replica in replicas {
         let Some(pod) = pods.get(replica as usize) else {
             continue;
         };
         intents.expect_restart(replica, cause);
-        api.delete_pod(namespace, pod).await?;
+        match api.delete_pod(namespace, pod).await {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => {
+                first_failure.get_or_insert(e);
+            }
+        }
     }
-    Ok(())
+    first_failure.map_or(Ok(()), Err)
 }
 
 /// Rewrites every `interval` until `stop` or `until` (at most `(until - now) / interval`
