@@ -16,6 +16,7 @@ mod lb;
 mod options;
 mod pipeline;
 mod rollout;
+mod sampler;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
