@@ -394,29 +394,19 @@ timeline:
         );
     }
 
-    const AUTOSCALER: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: t }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 2
-  serviceTime: { fixed: 5ms }
-  autoscaler:
+    /// The service's lines of [`NODE_STOP`] with an autoscaler instead of the probe.
+    const AUTOSCALER: &str = "  autoscaler:
     minReplicas: 2
     maxReplicas: 4
     metric: { reporter: source, targetAverageValue: 10 }
     syncPeriod: 1500ms
-load:
-  duration: 1m
-  generators: [{ name: g, zone: z, rate: 10 }]
-"#;
+";
 
     #[test]
     fn an_autoscaler_period_that_is_not_whole_is_refused_not_rounded() {
-        let s = load_scenario_str(AUTOSCALER, "t.yaml", None).unwrap();
+        // The node stop is not refused at time scale 1; the sync period of 1.5 s is.
+        let yaml = NODE_STOP.replace("  readinessProbe: { period: 10s }\n", AUTOSCALER);
+        let s = load_scenario_str(&yaml, "t.yaml", None).unwrap();
         let refused = refusals(&s, TimeScale::REAL);
         assert_eq!(refused.len(), 1, "{refused:?}");
         assert!(
