@@ -74,9 +74,13 @@ pub struct RulesSeconds {
     pub policy_periods: Vec<i64>,
 }
 
-/// The autoscaler's periods at `scale`, each by [`whole_seconds`] under its scenario field
-/// (the sync period and every policy period at least 1 s, as KEDA's `pollingInterval` and
-/// Kubernetes' `periodSeconds` must be positive); every value that does not scale is listed.
+/// The autoscaler's periods at `scale`, each by [`whole_seconds`] under its scenario field;
+/// every value that does not scale is listed. Minimums: a policy's `periodSeconds` must be
+/// greater than zero and a stabilization window at least zero (kubernetes/kubernetes
+/// `pkg/apis/autoscaling/validation/validation.go`, `validateScalingPolicy` and
+/// `validateBehavior`'s rules; the stored copy read carried no release tag). The sync period,
+/// KEDA's `pollingInterval`, is held to at least 1 s as before; KEDA's own lower bound was not
+/// looked up.
 pub fn seconds(
     hpa: &Autoscaler,
     scale: TimeScale,
