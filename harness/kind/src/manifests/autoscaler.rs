@@ -77,8 +77,8 @@ pub struct RulesSeconds {
 /// The autoscaler's periods at `scale`, each by [`whole_seconds`] under its scenario field;
 /// every value that does not scale is listed. Minimums: a policy's `periodSeconds` must be
 /// greater than zero and a stabilization window at least zero (kubernetes/kubernetes
-/// `pkg/apis/autoscaling/validation/validation.go`, `validateScalingPolicy` and
-/// `validateBehavior`'s rules; the stored copy read carried no release tag). The sync period,
+/// `pkg/apis/autoscaling/validation/validation.go`: `validateScalingPolicy` and the scaling
+/// rules' `stabilizationWindowSeconds` check; the stored copy read carried no release tag). The sync period,
 /// KEDA's `pollingInterval`, is held to at least 1 s as before; KEDA's own lower bound was not
 /// looked up.
 pub fn seconds(
