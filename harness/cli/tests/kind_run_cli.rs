@@ -24,11 +24,7 @@ fn kubeconfig(server: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_target_kind_reads_the_kubeconfig_and_writes_the_results() {
     let server = ApiServer::start(handler).await;
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
+    let fakes = FakeTools::kind_and_docker(&[]);
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     std::fs::write(&kc, kubeconfig(&format!("http://{}", server.addr))).unwrap();

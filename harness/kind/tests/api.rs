@@ -226,32 +226,7 @@ fn node(name: &str, zone: &str, cpu: &str) -> Value {
 }
 
 fn slice(rv: &str, hinted: bool) -> Value {
-    let endpoints: Vec<Value> = (0..4)
-        .map(|i| {
-            let mut e = json!({
-                "addresses": [format!("10.244.3.{}", i + 2)],
-                "conditions": { "ready": true, "serving": true, "terminating": false },
-                "nodeName": if i < 2 { "k-worker3" } else { "k-worker4" },
-                "zone": "ap-northeast-2c",
-                "targetRef": { "kind": "Pod", "name": format!("flagsvc-{i}"), "namespace": NS }
-            });
-            if hinted {
-                let zone = if i < 2 {
-                    "ap-northeast-2a"
-                } else {
-                    "ap-northeast-2c"
-                };
-                e["hints"] = json!({ "forZones": [{ "name": zone }] });
-            }
-            e
-        })
-        .collect();
-    json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": { "name": "flagsvc-abcde", "namespace": NS, "resourceVersion": rv,
-                      "labels": { "kubernetes.io/service-name": "flagsvc" } },
-        "addressType": "IPv4", "endpoints": endpoints
-    })
+    support::fake_cluster::hinted_slice("k", rv, hinted)
 }
 
 fn watch_event(kind: &str, object: Value) -> Value {

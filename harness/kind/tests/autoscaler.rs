@@ -19,15 +19,10 @@ use harness_kind::observer::Observer;
 use harness_kind::watch::Recorder;
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
+use support::kind_run::repo;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "harness-r1";
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
 
 fn hpa(rv: &str, current: i32, desired: i32, average: &str, limited: bool) -> Value {
     json!({
@@ -78,6 +73,36 @@ fn autoscaler_events(events: &[EventKind]) -> Vec<(u32, u32, f64, f64)> {
         .collect()
 }
 
+/// The HPA watcher on `server`, with the service `flagsvc` scaled on `reporter`'s side, left
+/// running until it has recorded two `autoscaler` events (or for ten seconds at most).
+async fn watch_until_two_changes(
+    server: &ApiServer,
+    reporter: Reporter,
+    window_s: u32,
+    zones: Vec<String>,
+) -> (Recorder, CancellationToken, tokio::task::JoinHandle<()>) {
+    let recorder = Recorder::new(Observer::new(zones));
+    let stop = CancellationToken::new();
+    let task = spawn_hpa_watcher(
+        &server.client(),
+        HpaWatch {
+            namespace: NS.into(),
+            name: "flagsvc".into(),
+            reporter,
+            window_s,
+        },
+        &recorder,
+        &stop,
+    );
+    for _ in 0..500 {
+        if autoscaler_events(&events(&recorder)).len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (recorder, stop, task)
+}
+
 #[tokio::test]
 async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
     let server = ApiServer::start(|seen| {
@@ -113,25 +138,13 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
         status(404, "NotFound", "not scripted")
     })
     .await;
-    let recorder = Recorder::new(Observer::new(vec!["ap-northeast-2a".into()]));
-    let stop = CancellationToken::new();
-    let task = spawn_hpa_watcher(
-        &server.client(),
-        HpaWatch {
-            namespace: NS.into(),
-            name: "flagsvc".into(),
-            reporter: Reporter::Destination,
-            window_s: 15,
-        },
-        &recorder,
-        &stop,
-    );
-    for _ in 0..500 {
-        if autoscaler_events(&events(&recorder)).len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (recorder, stop, task) = watch_until_two_changes(
+        &server,
+        Reporter::Destination,
+        15,
+        vec!["ap-northeast-2a".into()],
+    )
+    .await;
     let all = events(&recorder);
     // Destination (the HPA's side) from its status × replicas; source from Prometheus.
     assert_eq!(
@@ -232,25 +245,8 @@ async fn an_unreachable_prometheus_is_noted_once_and_the_other_side_is_zero() {
         )
     })
     .await;
-    let recorder = Recorder::new(Observer::new(vec![]));
-    let stop = CancellationToken::new();
-    let task = spawn_hpa_watcher(
-        &server.client(),
-        HpaWatch {
-            namespace: NS.into(),
-            name: "flagsvc".into(),
-            reporter: Reporter::Source,
-            window_s: 3,
-        },
-        &recorder,
-        &stop,
-    );
-    for _ in 0..500 {
-        if autoscaler_events(&events(&recorder)).len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (recorder, stop, task) =
+        watch_until_two_changes(&server, Reporter::Source, 3, vec![]).await;
     let all = events(&recorder);
     // The source is the HPA's side here; the destination could not be read.
     assert_eq!(
@@ -269,16 +265,15 @@ async fn an_unreachable_prometheus_is_noted_once_and_the_other_side_is_zero() {
 #[test]
 fn rendered_autoscaler_objects_match_the_goldens() {
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
-    let cases = [
-        (Some("incident"), 1.0, "autoscaler-incident.yaml"),
-        (Some("fixed"), 0.1, "autoscaler-fixed-time-scale-0.1.yaml"),
-    ];
+    // The kind target runs the autoscaler at time scale 1 only (`target::refusals`).
+    let cases = [(Some("incident"), 1.0, "autoscaler-incident.yaml")];
     let mut differ = Vec::new();
     for (variant, scale, golden) in cases {
         let scenario =
             load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), variant).unwrap();
-        let objects =
-            autoscaler::render(&scenario, "golden", TimeScale::new(scale).unwrap()).unwrap();
+        let objects = autoscaler::render(&scenario, "golden", TimeScale::new(scale).unwrap())
+            .unwrap()
+            .unwrap();
         let text = autoscaler::to_yaml(&objects);
         let path = repo("harness/kind/tests/golden").join(golden);
         if update {
@@ -297,10 +292,12 @@ fn rendered_autoscaler_objects_match_the_goldens() {
 }
 
 #[test]
-fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
+fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
     let scenario =
         load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), Some("fixed")).unwrap();
-    let objects = autoscaler::render(&scenario, "r1", TimeScale::new(0.1).unwrap()).unwrap();
+    let objects = autoscaler::render(&scenario, "r1", TimeScale::REAL)
+        .unwrap()
+        .unwrap();
     let kinds: Vec<&str> = objects
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
@@ -325,10 +322,11 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
         "flagsvc"
     );
     let behavior = &so["advanced"]["horizontalPodAutoscalerConfig"]["behavior"];
-    // Kubernetes' defaults, ten times faster: 300 s → 30 s, 15 s periods → 2 s (1.5 rounded).
-    assert_eq!(behavior["scaleDown"]["stabilizationWindowSeconds"], 30);
+    // Kubernetes' defaults: a 300 s scale-down window, 15 s policy periods.
+    assert_eq!(behavior["scaleDown"]["stabilizationWindowSeconds"], 300);
     assert_eq!(behavior["scaleUp"]["stabilizationWindowSeconds"], 0);
-    assert_eq!(behavior["scaleUp"]["policies"][0]["periodSeconds"], 2);
+    assert_eq!(behavior["scaleUp"]["policies"][0]["periodSeconds"], 15);
+    assert_eq!(so["pollingInterval"], 15);
     assert_eq!(behavior["scaleUp"]["selectPolicy"], "Max");
     let trigger = &so["triggers"][0];
     assert_eq!(trigger["type"], "prometheus");
@@ -336,7 +334,7 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
     assert_eq!(trigger["metadata"]["threshold"], "10");
     assert_eq!(
         trigger["metadata"]["query"],
-        "sum(rate(loadgen_attempted_total{namespace=\"harness-r1\"}[3s]))"
+        "sum(rate(loadgen_attempted_total{namespace=\"harness-r1\"}[15s]))"
     );
     assert_eq!(
         trigger["metadata"]["serverAddress"],
@@ -377,7 +375,11 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
     assert_eq!(ports[0].container_port, 9091);
     // Without an autoscaler: nothing rendered.
     let plain = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
-    assert!(autoscaler::render(&plain, "r1", TimeScale::REAL).is_none());
+    assert!(
+        autoscaler::render(&plain, "r1", TimeScale::REAL)
+            .unwrap()
+            .is_none()
+    );
 }
 
 /// The shipped pins carry no hash (none could be obtained where they were written): a kind
@@ -385,27 +387,19 @@ fn the_objects_carry_the_scenarios_numbers_scaled_to_whole_seconds() {
 /// call, saying how to record the hashes. The CLI refuses it before the engine starts (exit 2).
 #[tokio::test]
 async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
-    use harness_core::engine::{self, RunContext, RunOptions, Silent};
-    use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+    use harness_kind::target::{ClusterMode, KindTarget};
     use support::fakes::FakeTools;
+    use support::kind_run::{options, run_context, run_silently};
 
     let server = ApiServer::start(|_| status(500, "InternalError", "no call expected")).await;
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes.respond("docker version", "24.0.7\n", "", 0).respond(
-        "kind version",
-        "kind v0.33.0 go1.25.1 linux/amd64\n",
-        "",
-        0,
-    );
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
-    let options = KindOptions {
-        mode: ClusterMode::Create,
-        kubeconfig: Some(out.path().join("kubeconfig")),
-        host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
-        tools: fakes.toolbox_alone(),
-        may_touch_nodes: false,
-    };
+    let options = options(
+        &fakes,
+        ClusterMode::Create,
+        out.path().join("kubeconfig"),
+        "harness/kind/tests/fixtures/images.json",
+    );
     let mut target = KindTarget::with_client(options, server.client());
     // The autoscaler is a capability of clusters the harness creates.
     assert!(
@@ -413,21 +407,8 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
             .contains(&harness_core::engine::Capability::Autoscaler)
     );
     let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
-    let ctx = RunContext {
-        run_id: "r1".into(),
-        out_dir: out.path().join("run"),
-        seed: 1,
-        time_scale: TimeScale::REAL,
-    };
-    let outcome = engine::run(
-        &mut target,
-        &scenario,
-        &ctx,
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await;
+    let ctx = run_context(out.path(), TimeScale::REAL);
+    let outcome = run_silently(&mut target, &scenario, &ctx).await;
     let text = match outcome {
         Ok(o) => format!("{:?}", o.error),
         Err(e) => harness_core::engine::error_chain(&e),

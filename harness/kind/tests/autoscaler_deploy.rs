@@ -7,21 +7,16 @@
 
 mod support;
 
-use harness_core::engine::{RunContext, Target, TimeScale};
+use harness_core::engine::{Target, TimeScale};
 use harness_core::scenario::load_scenario;
-use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+use harness_kind::target::{ClusterMode, KindTarget};
 use harness_kind::third_party::PinTable;
 use harness_kind::third_party::fetch::sha256_hex;
 use serde_json::json;
 use support::api_server::{ApiServer, Reply, list};
 use support::fake_cluster;
 use support::fakes::FakeTools;
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use support::kind_run::{options, repo, run_context};
 
 const OPERATOR: &str = "---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: op, namespace: default}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: op, namespace: default}\nspec: {selector: {matchLabels: {app: op}}, template: {metadata: {labels: {app: op}}, spec: {containers: [{name: op, image: example.test/op:v1}]}}}\n";
 
@@ -78,19 +73,13 @@ async fn the_pipeline_is_installed_before_the_service_and_the_scaledobject_after
         }
     })
     .await;
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
-    let options = KindOptions {
-        mode: ClusterMode::Create,
-        kubeconfig: Some(dir.path().join("kubeconfig")),
-        host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
-        tools: fakes.toolbox_alone(),
-        may_touch_nodes: false,
-    };
+    let fakes = FakeTools::kind_and_docker(&[]);
+    let options = options(
+        &fakes,
+        ClusterMode::Create,
+        dir.path().join("kubeconfig"),
+        "harness/kind/tests/fixtures/images.json",
+    );
     let table = PinTable::read(&pins).unwrap();
     let mut target = KindTarget::with_client(options, api.client()).with_third_party(
         table,
@@ -98,12 +87,7 @@ async fn the_pipeline_is_installed_before_the_service_and_the_scaledobject_after
         dir.path().join("cache"),
     );
     let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
-    let ctx = RunContext {
-        run_id: "r1".into(),
-        out_dir: dir.path().join("run"),
-        seed: 1,
-        time_scale: TimeScale::REAL,
-    };
+    let ctx = run_context(dir.path(), TimeScale::REAL);
     target.deploy(&scenario, &ctx).await.unwrap();
     target.teardown().await.unwrap();
 

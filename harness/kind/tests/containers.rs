@@ -9,58 +9,19 @@
 //! Skipped, saying so, only where no Docker engine answers; `HARNESS_REQUIRE_DOCKER=1` (set by
 //! .ci/run when the engine runs) turns that skip into a failure.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use harness_kind::exec::{Cmd, Toolbox};
-use harness_kind::images::{self, BuildOptions, BuiltImage, Manifest};
-use harness_kind::tools;
+use harness_kind::exec::Cmd;
+use harness_kind::images::BuiltImage;
 use serde_json::Value;
+use support::docker::{Network, built_images, docker_or_skip, unique_id};
 use testcontainers::core::WaitFor;
 use testcontainers::{GenericImage, RunnableImage, clients};
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A Docker network removed when dropped (after the containers on it).
-struct Network {
-    name: String,
-    tools: Toolbox,
-}
-
-impl Network {
-    fn create(tools: &Toolbox, name: &str) -> Self {
-        tools
-            .output(&Cmd::new("docker").args([
-                "network",
-                "create",
-                "--internal",
-                "--label",
-                "io.harness.test=containers",
-                name,
-            ]))
-            .unwrap();
-        Self {
-            name: name.to_owned(),
-            tools: tools.clone(),
-        }
-    }
-}
-
-impl Drop for Network {
-    fn drop(&mut self) {
-        let _ = self
-            .tools
-            .output(&Cmd::new("docker").args(["network", "rm", &self.name]));
-    }
-}
 
 fn image(built: &BuiltImage, args: &[&str]) -> RunnableImage<GenericImage> {
     let image = GenericImage::new(built.repository(), built.tag());
@@ -112,33 +73,20 @@ fn count(report: &Value, field: &str, key: &str) -> u64 {
 
 #[test]
 fn requests_are_conserved_and_attributed_across_containers() {
-    let tools = Toolbox::new();
-    if let Err(e) = tools::check_docker(&tools) {
-        assert!(
-            std::env::var_os("HARNESS_REQUIRE_DOCKER").is_none(),
-            "HARNESS_REQUIRE_DOCKER is set but Docker does not answer: {e}"
-        );
-        eprintln!("SKIPPED requests_are_conserved_and_attributed_across_containers: {e}");
+    let Some(tools) = docker_or_skip("requests_are_conserved_and_attributed_across_containers")
+    else {
         return;
-    }
-    let arch = tools.output(&images::docker_arch()).unwrap().stdout;
-    let target = images::rust_target_for_docker_arch(&arch).unwrap();
-    let built = images::build_images(&tools, &BuildOptions::new(workspace(), target))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let manifest = Manifest::new(target, built);
+    };
+    let manifest = built_images(&tools);
     let (flagsvc, sidecar, loadgen) = (
         manifest.image("flagsvc").unwrap(),
         manifest.image("sidecar").unwrap(),
         manifest.image("loadgen").unwrap(),
     );
 
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let id = format!("{}-{nanos}", std::process::id());
+    let id = unique_id();
     // Declared before the client and the containers, so dropped after them.
-    let network = Network::create(&tools, &format!("harness-test-{id}"));
+    let network = Network::create(&tools, &format!("harness-test-{id}"), "containers", true);
     let docker = clients::Cli::default();
     let pod_env = [
         ("POD_NAME", "pod-a"),

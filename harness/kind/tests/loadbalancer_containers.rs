@@ -14,59 +14,20 @@
 //! Skipped, saying so, only where no Docker engine answers; `HARNESS_REQUIRE_DOCKER=1` (set by
 //! .ci/run when the engine runs) turns that skip into a failure.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use harness_kind::exec::{Cmd, Toolbox};
-use harness_kind::images::{self, BuildOptions, BuiltImage, Manifest};
-use harness_kind::tools;
+use harness_kind::images::BuiltImage;
 use serde_json::Value;
+use support::docker::{Network, built_images, docker_or_skip, unique_id};
 use testcontainers::core::WaitFor;
 use testcontainers::{GenericImage, RunnableImage, clients};
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A Docker network removed when dropped (after the containers on it). Not `--internal`: a
-/// port published on 127.0.0.1 needs a network that is not; nothing on it talks outwards.
-struct Network {
-    name: String,
-    tools: Toolbox,
-}
-
-impl Network {
-    fn create(tools: &Toolbox, name: &str) -> Self {
-        tools
-            .output(&Cmd::new("docker").args([
-                "network",
-                "create",
-                "--label",
-                "io.harness.test=loadbalancer-containers",
-                name,
-            ]))
-            .unwrap();
-        Self {
-            name: name.to_owned(),
-            tools: tools.clone(),
-        }
-    }
-}
-
-impl Drop for Network {
-    fn drop(&mut self) {
-        let _ = self
-            .tools
-            .output(&Cmd::new("docker").args(["network", "rm", &self.name]));
-    }
-}
 
 /// A container started with `docker run` (testcontainers 0.15 publishes on every interface;
 /// this one publishes on 127.0.0.1 only), removed when dropped.
@@ -202,32 +163,25 @@ fn pod_sent(stats: &Value, pod: &str) -> u64 {
 
 #[test]
 fn a_killed_target_gets_502s_until_its_deregistration_lag_is_over() {
-    let tools = Toolbox::new();
-    if let Err(e) = tools::check_docker(&tools) {
-        assert!(
-            std::env::var_os("HARNESS_REQUIRE_DOCKER").is_none(),
-            "HARNESS_REQUIRE_DOCKER is set but Docker does not answer: {e}"
-        );
-        eprintln!("SKIPPED a_killed_target_gets_502s_until_its_deregistration_lag_is_over: {e}");
+    let Some(tools) =
+        docker_or_skip("a_killed_target_gets_502s_until_its_deregistration_lag_is_over")
+    else {
         return;
-    }
-    let arch = tools.output(&images::docker_arch()).unwrap().stdout;
-    let target = images::rust_target_for_docker_arch(&arch).unwrap();
-    let built = images::build_images(&tools, &BuildOptions::new(workspace(), target))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let manifest = Manifest::new(target, built);
+    };
+    let manifest = built_images(&tools);
     let (flagsvc_image, lb_image) = (
         manifest.image("flagsvc").unwrap(),
         manifest.image("loadbalancer").unwrap(),
     );
 
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let id = format!("{}-{nanos}", std::process::id());
+    let id = unique_id();
     // Declared before the client and the containers, so dropped after them.
-    let network = Network::create(&tools, &format!("harness-lbtest-{id}"));
+    let network = Network::create(
+        &tools,
+        &format!("harness-lbtest-{id}"),
+        "loadbalancer-containers",
+        false,
+    );
     let docker = clients::Cli::default();
     let pod_a = docker.run(flagsvc(
         flagsvc_image,

@@ -19,24 +19,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use harness_core::engine::{self, RunContext, RunOptions, Silent, TimeScale};
+use harness_core::engine::TimeScale;
 use harness_core::measure::{self, EventKind, TerminationStage, Window};
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, Seen, list, status};
-use support::fake_cluster::report_log;
+use support::fake_cluster::{finished_pod, report_log, service_with_cluster_ip};
 use support::fakes::FakeTools;
-use tokio_util::sync::CancellationToken;
+use support::kind_run::{self, calls_made, repo, run_context, run_silently};
 
 const NS: &str = "harness-r1";
 const CLUSTER: &str = "harness-rollout-502";
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
 
 fn unix_us() -> u64 {
     std::time::SystemTime::now()
@@ -308,24 +302,13 @@ fn handler(cluster: &Cluster, seen: &Seen) -> Reply {
         ("GET", p) if p.ends_with("/deployments/flagsvc") => {
             Reply::Json(200, deployment(1, 1, 2, 2, 2))
         }
-        ("GET", p) if p.ends_with("/services/flagsvc") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Service",
-                    "metadata": { "name": "flagsvc", "namespace": NS },
-                    "spec": { "clusterIP": "10.96.12.34" } }),
-        ),
-        ("GET", p) if p.ends_with("/services/loadbalancer") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Service",
-                    "metadata": { "name": "loadbalancer", "namespace": NS },
-                    "spec": { "clusterIP": "10.96.12.99" } }),
-        ),
-        ("GET", p) if p.ends_with("/pods/gen-alb-clients") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Pod",
-                    "metadata": { "name": "gen-alb-clients", "namespace": NS },
-                    "status": { "phase": "Succeeded" } }),
-        ),
+        ("GET", p) if p.ends_with("/services/flagsvc") => {
+            service_with_cluster_ip("flagsvc", "10.96.12.34")
+        }
+        ("GET", p) if p.ends_with("/services/loadbalancer") => {
+            service_with_cluster_ip("loadbalancer", "10.96.12.99")
+        }
+        ("GET", p) if p.ends_with("/pods/gen-alb-clients") => finished_pod("gen-alb-clients"),
         ("GET", p) if p.ends_with("/pods/gen-alb-clients/log") => Reply::Text(200, report_log()),
         ("GET", p) if p.contains("gen-alb-clients:9091/proxy/metrics") => Reply::Text(
             200,
@@ -371,24 +354,13 @@ fn scenario() -> harness_core::scenario::Scenario {
     .unwrap()
 }
 
-fn tools() -> FakeTools {
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
-    fakes
-}
-
 fn options(fakes: &FakeTools, kubeconfig: std::path::PathBuf) -> KindOptions {
-    KindOptions {
-        mode: ClusterMode::Create,
-        kubeconfig: Some(kubeconfig),
-        host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images-lb.json"),
-        tools: fakes.toolbox_alone(),
-        may_touch_nodes: false,
-    }
+    kind_run::options(
+        fakes,
+        ClusterMode::Create,
+        kubeconfig,
+        "harness/kind/tests/fixtures/images-lb.json",
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -396,49 +368,25 @@ async fn rollout_502_runs_behind_the_load_balancer_in_the_cluster() {
     let cluster = Arc::new(Cluster::default());
     let state = cluster.clone();
     let server = ApiServer::start(move |seen| handler(&state, seen)).await;
-    let fakes = tools();
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
     let scenario = scenario();
     let scale = TimeScale::new(scenario.time_scale).unwrap();
-    let ctx = RunContext {
-        run_id: "r1".into(),
-        out_dir: out.path().join("run"),
-        seed: 1,
-        time_scale: scale,
-    };
+    let ctx = run_context(out.path(), scale);
     let mut target = KindTarget::with_client(
         options(&fakes, out.path().join("kubeconfig")),
         server.client(),
     );
-    let outcome = engine::run(
-        &mut target,
-        &scenario,
-        &ctx,
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap();
+    let outcome = run_silently(&mut target, &scenario, &ctx).await.unwrap();
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
 
     // The API calls (watch lists, polls and proxies aside), in order: the load balancer's
     // objects between the Service and the Deployment, the template patch, the cleanup.
-    let calls: Vec<String> = server
-        .calls()
-        .into_iter()
-        .filter(|c| {
-            !(c.method == "GET"
-                && (c.path().ends_with("/nodes")
-                    || c.path().ends_with("/endpointslices")
-                    || c.path().ends_with("/events")
-                    || c.path().ends_with("/pods")
-                    || c.path().ends_with("/deployments")
-                    || c.path().contains("/proxy/metrics")
-                    || c.path().ends_with("/deployments/flagsvc")))
-        })
-        .map(|c| format!("{} {}", c.method, c.path()))
-        .collect();
+    let calls = calls_made(&server, |path| {
+        path.ends_with("/deployments")
+            || path.contains("/proxy/metrics")
+            || path.ends_with("/deployments/flagsvc")
+    });
     let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
     assert_eq!(
         calls,
@@ -605,28 +553,16 @@ async fn a_time_scale_kubernetes_cannot_hold_is_refused_up_front() {
         status(500, "InternalError", "no call expected")
     })
     .await;
-    let fakes = tools();
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
     let mut target = KindTarget::with_client(
         options(&fakes, out.path().join("kubeconfig")),
         server.client(),
     );
-    let ctx = RunContext {
-        run_id: "r1".into(),
-        out_dir: out.path().join("run"),
-        seed: 1,
-        time_scale: TimeScale::new(0.05).unwrap(),
-    };
-    let err = engine::run(
-        &mut target,
-        &scenario(),
-        &ctx,
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap_err();
+    let ctx = run_context(out.path(), TimeScale::new(0.05).unwrap());
+    let err = run_silently(&mut target, &scenario(), &ctx)
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("target `kind` cannot run this scenario"),

@@ -7,22 +7,19 @@
 
 mod support;
 
-use harness_core::engine::{self, RunContext, RunOptions, Silent, TimeScale};
+use harness_core::engine::{self, EngineError, RunOptions, RunOutcome, TimeScale};
 use harness_core::measure::EventKind;
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::pins::NODE_IMAGE;
-use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+use harness_kind::target::{ClusterMode, KindTarget};
 use serde_json::json;
 use support::api_server::{ApiServer, status};
 use support::fake_cluster::{CLUSTER, handler};
 use support::fakes::FakeTools;
+use support::kind_run::{calls_made, repo, run_context, run_silently};
 use tokio_util::sync::CancellationToken;
 
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
 /// Progress that keeps each tick's live error rate.
 #[derive(Default)]
@@ -40,40 +37,13 @@ impl harness_core::engine::Progress for Ticks {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn topology_skew_runs_end_to_end_against_fakes() {
     let server = ApiServer::start(handler).await;
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
     let kubeconfig = out.path().join("kubeconfig");
-    let overrides: Vec<Override> = [
-        "load.warmup=1s",
-        "load.duration=4s",
-        "timeline[node-added].at=1s",
-        "timeline[node-removed].at=2s",
-        "timeline[pod-churn].at=3s",
-    ]
-    .iter()
-    .map(|o| Override::parse(o).unwrap())
-    .collect();
-    let scenario =
-        load_scenario_with(&repo("scenarios/topology-skew.yaml"), None, &overrides).unwrap();
-    let options = KindOptions {
-        mode: ClusterMode::Create,
-        kubeconfig: Some(kubeconfig.clone()),
-        host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
-        tools: fakes.toolbox_alone(),
-        may_touch_nodes: false,
-    };
+    let scenario = short_scenario();
+    let options = options(&fakes, ClusterMode::Create, kubeconfig.clone());
     let mut target = KindTarget::with_client(options, server.client());
-    let ctx = RunContext {
-        run_id: "r1".into(),
-        out_dir: out.path().join("run"),
-        seed: 1,
-        time_scale: TimeScale::REAL,
-    };
+    let ctx = run_context(out.path(), TimeScale::REAL);
     let ticks = Ticks::default();
     let outcome = engine::run(
         &mut target,
@@ -130,20 +100,9 @@ async fn topology_skew_runs_end_to_end_against_fakes() {
     );
 
     // The API calls the target made (watch lists and streams aside), in order.
-    let calls: Vec<String> = server
-        .calls()
-        .into_iter()
-        .filter(|c| {
-            !(c.method == "GET"
-                && (c.path().ends_with("/nodes")
-                    || c.path().ends_with("/endpointslices")
-                    || c.path().ends_with("/events")
-                    || c.path().ends_with("/pods")
-                    || c.path().contains("/proxy/")
-                    || c.path().ends_with("/deployments/flagsvc")))
-        })
-        .map(|c| format!("{} {}", c.method, c.path()))
-        .collect();
+    let calls = calls_made(&server, |path| {
+        path.contains("/proxy/") || path.ends_with("/deployments/flagsvc")
+    });
     let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
     assert_eq!(
         calls,
@@ -237,33 +196,31 @@ fn short_scenario() -> harness_core::scenario::Scenario {
     load_scenario_with(&repo("scenarios/topology-skew.yaml"), None, &overrides).unwrap()
 }
 
-fn options(fakes: &FakeTools, mode: ClusterMode, kubeconfig: std::path::PathBuf) -> KindOptions {
-    KindOptions {
-        mode,
-        kubeconfig: Some(kubeconfig),
-        host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
-        tools: fakes.toolbox_alone(),
-        may_touch_nodes: false,
-    }
+/// The shortened topology-skew on a kind target with `fakes` and `server`, writing below `out`.
+async fn run_short(
+    fakes: &FakeTools,
+    server: &ApiServer,
+    mode: ClusterMode,
+    out: &std::path::Path,
+) -> Result<RunOutcome, EngineError> {
+    let mut target = KindTarget::with_client(
+        options(fakes, mode, out.join("kubeconfig")),
+        server.client(),
+    );
+    run_silently(
+        &mut target,
+        &short_scenario(),
+        &run_context(out, TimeScale::REAL),
+    )
+    .await
 }
 
-fn ctx(out: &std::path::Path) -> RunContext {
-    RunContext {
-        run_id: "r1".into(),
-        out_dir: out.join("run"),
-        seed: 1,
-        time_scale: TimeScale::REAL,
-    }
-}
-
-fn healthy_tools() -> FakeTools {
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "", "No kind clusters found.\n", 0);
-    fakes
+fn options(
+    fakes: &FakeTools,
+    mode: ClusterMode,
+    kubeconfig: std::path::PathBuf,
+) -> harness_kind::target::KindOptions {
+    support::kind_run::options(fakes, mode, kubeconfig, IMAGES)
 }
 
 /// A Deployment the API server refuses: the run fails in deploy, and what it created — the
@@ -281,22 +238,11 @@ async fn a_failed_deploy_deletes_the_namespace_and_the_cluster_it_created() {
         handler(seen)
     })
     .await;
-    let fakes = healthy_tools();
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
-    let mut target = KindTarget::with_client(
-        options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
-        server.client(),
-    );
-    let err = engine::run(
-        &mut target,
-        &short_scenario(),
-        &ctx(out.path()),
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap_err();
+    let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
+        .await
+        .unwrap_err();
     let text = engine::error_chain(&err);
     assert!(text.contains("applying the Deployment"), "{text}");
     assert!(
@@ -325,20 +271,9 @@ async fn missing_kind_stops_before_anything_is_created() {
     let mut fakes = FakeTools::new(&["docker"]);
     fakes.respond("docker version", "24.0.7\n", "", 0);
     let out = tempfile::tempdir().unwrap();
-    let mut target = KindTarget::with_client(
-        options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
-        server.client(),
-    );
-    let err = engine::run(
-        &mut target,
-        &short_scenario(),
-        &ctx(out.path()),
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap_err();
+    let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
+        .await
+        .unwrap_err();
     let text = engine::error_chain(&err);
     assert!(text.contains("`kind` is not installed"), "{text}");
     assert!(text.contains("kind v0.33.0 or newer"), "{text}");
@@ -363,19 +298,16 @@ async fn missing_kind_stops_before_anything_is_created() {
 /// refused on kind.
 #[tokio::test]
 async fn what_kind_cannot_do_is_refused_up_front() {
-    let fakes = healthy_tools();
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
     let existing = ClusterMode::Existing {
         context: "staging".into(),
     };
     let mut target = KindTarget::new(options(&fakes, existing.clone(), out.path().join("kc")));
-    let err = engine::run(
+    let err = run_silently(
         &mut target,
         &short_scenario(),
-        &ctx(out.path()),
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
+        &run_context(out.path(), TimeScale::REAL),
     )
     .await
     .unwrap_err();
@@ -396,18 +328,11 @@ async fn what_kind_cannot_do_is_refused_up_front() {
     );
 
     let mut target = KindTarget::new(options(&fakes, ClusterMode::Create, out.path().join("kc")));
-    let mut scaled = ctx(out.path());
+    let mut scaled = run_context(out.path(), TimeScale::REAL);
     scaled.time_scale = TimeScale::new(0.1).unwrap();
-    let err = engine::run(
-        &mut target,
-        &short_scenario(),
-        &scaled,
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap_err();
+    let err = run_silently(&mut target, &short_scenario(), &scaled)
+        .await
+        .unwrap_err();
     // topology-skew's 1 s probe period cannot be 0.1 s.
     let text = err.to_string();
     assert!(
@@ -442,7 +367,7 @@ async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
         handler(seen)
     })
     .await;
-    let fakes = healthy_tools();
+    let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
     let mut target = KindTarget::with_client(
         options(&fakes, ClusterMode::Create, out.path().join("kubeconfig")),
@@ -452,7 +377,7 @@ async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
     let outcome = engine::run(
         &mut target,
         &short_scenario(),
-        &ctx(out.path()),
+        &run_context(out.path(), TimeScale::REAL),
         &RunOptions { keep: false },
         cancel.clone(),
         &CancelAtLoad(cancel),
@@ -483,30 +408,10 @@ async fn an_interrupted_run_keeps_what_was_measured_and_cleans_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reused_cluster_is_neither_created_nor_deleted() {
     let server = ApiServer::start(handler).await;
-    let mut fakes = FakeTools::new(&["kind", "docker"]);
-    fakes
-        .respond("docker version", "24.0.7\n", "", 0)
-        .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
-        .respond("kind get clusters", "kind\nharness-mine\n", "", 0);
+    let fakes = FakeTools::kind_and_docker(&["kind", "harness-mine"]);
     let out = tempfile::tempdir().unwrap();
-    let mut target = KindTarget::with_client(
-        options(
-            &fakes,
-            ClusterMode::Reuse("harness-mine".into()),
-            out.path().join("kubeconfig"),
-        ),
-        server.client(),
-    );
-    let outcome = engine::run(
-        &mut target,
-        &short_scenario(),
-        &ctx(out.path()),
-        &RunOptions { keep: false },
-        CancellationToken::new(),
-        &Silent,
-    )
-    .await
-    .unwrap();
+    let mode = ClusterMode::Reuse("harness-mine".into());
+    let outcome = run_short(&fakes, &server, mode, out.path()).await.unwrap();
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
     let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
     let calls = fakes.calls();

@@ -2,8 +2,9 @@
 //! balancer's): every request is recorded (method, path with query, content type, body), and a
 //! handler written by the test answers it — a status with a JSON body, or a watch stream of
 //! events that then stays open (as a real watch does until its timeout), ends (a dropped
-//! watch), or goes on with the events the test sends later ([`Reply::Live`]). A kube client for
-//! it comes from [`ApiServer::client`], a kubeconfig file from [`ApiServer::write_kubeconfig`].
+//! watch), or goes on with the events the test sends later ([`Reply::Live`]), or any of these
+//! once a future is done ([`Reply::Deferred`], e.g. held by a [`Gate`]). A kube client for it
+//! comes from [`ApiServer::client`], a kubeconfig file from [`ApiServer::write_kubeconfig`].
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -16,6 +17,9 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
+
+mod gate;
+pub use gate::Gate;
 
 /// One request as the server got it.
 #[derive(Debug, Clone)]
@@ -84,6 +88,9 @@ pub enum Reply {
         events: Vec<Value>,
         live: tokio::sync::broadcast::Receiver<Value>,
     },
+    /// The answer this future gives, when it gives it (the future must end by itself: bound it
+    /// in time). A deferred answer that is deferred again is a 500.
+    Deferred(std::pin::Pin<Box<dyn Future<Output = Reply> + Send>>),
 }
 
 /// A Kubernetes `Status` failure body.
@@ -212,7 +219,11 @@ async fn answer(
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     seen.lock().unwrap().push(request.clone());
-    match handler(&request) {
+    let reply = match handler(&request) {
+        Reply::Deferred(later) => later.await,
+        reply => reply,
+    };
+    match reply {
         Reply::Json(code, value) => Response::builder()
             .status(code)
             .header("content-type", "application/json")
@@ -225,6 +236,16 @@ async fn answer(
             .unwrap(),
         Reply::Watch { events, hold } => watch_response(events, hold, None),
         Reply::Live { events, live } => watch_response(events, false, Some(live)),
+        Reply::Deferred(_) => Response::builder()
+            .status(500)
+            .header("content-type", "text/plain")
+            .body(
+                Full::new(Bytes::from(
+                    "mock-apiserver: a deferred answer deferred again",
+                ))
+                .boxed(),
+            )
+            .unwrap(),
     }
 }
 

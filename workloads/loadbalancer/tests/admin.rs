@@ -2,20 +2,20 @@
 //! endpoints fed over the admin API register and deregister with their lags, health checks
 //! keep a failing target out, and the accounting comes back as the contract's `LbStats`.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use clap::Parser;
 use http::Request;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use loadbalancer::cli::Cli;
-use tokio::net::{TcpListener, TcpStream};
+use support::{Running, request, routable};
+use tokio::net::TcpListener;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
-use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats, RoutableTargets};
+use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats};
 
 /// A pod: `/` answers its name, `/readyz` answers `ready` (200 or 503).
 async fn pod(name: &'static str, ready: bool) -> SocketAddr {
@@ -42,28 +42,6 @@ async fn pod(name: &'static str, ready: bool) -> SocketAddr {
     addr
 }
 
-/// One request on a fresh connection: (status, body).
-async fn request(addr: SocketAddr, method: &str, path: &str, body: String) -> (u16, String) {
-    let stream = TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", "lb.test")
-        .body(Full::new(Bytes::from(body)))
-        .unwrap();
-    let resp = tokio::time::timeout(Duration::from_secs(5), sender.send_request(req))
-        .await
-        .expect("an answer within 5 s")
-        .unwrap();
-    let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
-}
-
 async fn get(addr: SocketAddr) -> (u16, String) {
     request(addr, "GET", "/", String::new()).await
 }
@@ -88,13 +66,6 @@ async fn put_endpoints(admin: SocketAddr, pods: &[(&str, SocketAddr)]) {
     assert_eq!(status, 204, "{body}");
 }
 
-/// `GET /targets`: the pods routable now.
-async fn routable(admin: SocketAddr) -> Vec<String> {
-    let (status, body) = request(admin, "GET", "/targets", String::new()).await;
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str::<RoutableTargets>(&body).unwrap().pods
-}
-
 /// Polls `GET /` until it answers `want` (bounded); returns how long that took.
 async fn until_answer(lb: SocketAddr, want: (u16, &str)) -> Duration {
     let started = Instant::now();
@@ -111,35 +82,8 @@ async fn until_answer(lb: SocketAddr, want: (u16, &str)) -> Duration {
     }
 }
 
-struct Running {
-    addr: SocketAddr,
-    admin: SocketAddr,
-    stop: CancellationToken,
-}
-
 async fn start(flags: &[&str]) -> Running {
-    let cli =
-        Cli::try_parse_from(std::iter::once("loadbalancer").chain(flags.iter().copied())).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    let stopped = stop.clone();
-    tokio::spawn(async move {
-        loadbalancer::serve(
-            listener,
-            admin,
-            cli.to_config().unwrap(),
-            stopped.cancelled_owned(),
-        )
-        .await
-        .unwrap();
-    });
-    Running {
-        addr,
-        admin: admin_addr,
-        stop,
-    }
+    support::start_serving(flags, None).await
 }
 
 #[tokio::test]

@@ -94,14 +94,11 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
     .await;
     let dir = tempfile::tempdir().unwrap();
     let port = pod_addr.port().to_string();
-    let lb = start(
+    let lb = start_watching(
+        &server,
+        &dir,
+        &port,
         &[
-            "--watch-service",
-            "flagsvc",
-            "--namespace",
-            NS,
-            "--target-port",
-            &port,
             "--readiness-gate",
             GATE,
             "--registration-lag",
@@ -115,7 +112,6 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
             "--unhealthy-threshold",
             "1",
         ],
-        client(&server, &dir).await,
     )
     .await;
     let admin = lb.admin;
@@ -202,13 +198,7 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
                         "metadata": { "name": "flagsvc" }, "spec": {} }),
             );
         }
-        if seen.is_watch() {
-            return Reply::Watch {
-                events: vec![],
-                hold: true,
-            };
-        }
-        list("EndpointSliceList", "discovery.k8s.io/v1", vec![])
+        slices_then_quiet(seen, vec![])
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -301,20 +291,7 @@ async fn a_relist_of_the_pods_reads_the_selector_again_and_follows_a_change() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let _lb = start(
-        &[
-            "--watch-service",
-            "flagsvc",
-            "--namespace",
-            NS,
-            "--target-port",
-            "8081",
-            "--readiness-gate",
-            GATE,
-        ],
-        client(&server, &dir).await,
-    )
-    .await;
+    let _lb = start_watching(&server, &dir, "8081", &["--readiness-gate", GATE]).await;
     wait_until("a pod list with the new selector", || {
         let found = server.seen().iter().any(|s| {
             s.path() == PODS

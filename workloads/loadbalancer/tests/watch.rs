@@ -55,14 +55,11 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
     .await;
     let dir = tempfile::tempdir().unwrap();
     let port = pod_addr.port().to_string();
-    let lb = start(
+    let lb = start_watching(
+        &server,
+        &dir,
+        &port,
         &[
-            "--watch-service",
-            "flagsvc",
-            "--namespace",
-            NS,
-            "--target-port",
-            &port,
             "--registration-lag",
             "300ms",
             "--deregistration-lag",
@@ -70,7 +67,6 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
             "--deregistration-delay",
             "1s",
         ],
-        client(&server, &dir).await,
     )
     .await;
     let admin = lb.admin;
@@ -186,14 +182,11 @@ async fn a_dropped_watch_is_resumed_without_registering_or_deregistering_anythin
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let lb = start(
+    let lb = start_watching(
+        &server,
+        &dir,
+        "8081",
         &[
-            "--watch-service",
-            "flagsvc",
-            "--namespace",
-            NS,
-            "--target-port",
-            "8081",
             "--registration-lag",
             "0s",
             "--deregistration-lag",
@@ -201,7 +194,6 @@ async fn a_dropped_watch_is_resumed_without_registering_or_deregistering_anythin
             "--deregistration-delay",
             "0s",
         ],
-        client(&server, &dir).await,
     )
     .await;
     let admin = lb.admin;
@@ -233,38 +225,9 @@ async fn a_dropped_watch_is_resumed_without_registering_or_deregistering_anythin
 
 #[tokio::test]
 async fn put_endpoints_is_refused_while_the_watch_feeds_them() {
-    let server = ApiServer::start(|seen| {
-        if seen.is_watch() {
-            Reply::Watch {
-                events: vec![],
-                hold: true,
-            }
-        } else {
-            list(
-                "EndpointSliceList",
-                "discovery.k8s.io/v1",
-                vec![slice(
-                    "s",
-                    "1",
-                    vec![endpoint("pod-0", "10.1.0.1", Some(true))],
-                )],
-            )
-        }
-    })
-    .await;
+    let server = ApiServer::start(|seen| slices_then_quiet(seen, vec![one_ready_slice()])).await;
     let dir = tempfile::tempdir().unwrap();
-    let lb = start(
-        &[
-            "--watch-service",
-            "flagsvc",
-            "--namespace",
-            NS,
-            "--target-port",
-            "8081",
-        ],
-        client(&server, &dir).await,
-    )
-    .await;
+    let lb = start_watching(&server, &dir, "8081", &[]).await;
     let admin = lb.admin;
     wait_until("the watched endpoint", || async move {
         endpoint_pods(admin).await == ["pod-0"]

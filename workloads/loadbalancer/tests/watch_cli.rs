@@ -7,7 +7,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use mock_apiserver::{ApiServer, Reply, list};
+use mock_apiserver::ApiServer;
 use support::*;
 use workload_contract::listening;
 
@@ -82,24 +82,7 @@ fn help_lists_the_watch_flags() {
 
 #[tokio::test]
 async fn the_binary_watches_through_kubeconfig_and_refuses_put() {
-    let server = ApiServer::start(|seen| {
-        if seen.is_watch() {
-            return Reply::Watch {
-                events: vec![],
-                hold: true,
-            };
-        }
-        list(
-            "EndpointSliceList",
-            "discovery.k8s.io/v1",
-            vec![slice(
-                "s",
-                "1",
-                vec![endpoint("pod-0", "10.1.0.1", Some(true))],
-            )],
-        )
-    })
-    .await;
+    let server = ApiServer::start(|seen| slices_then_quiet(seen, vec![one_ready_slice()])).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();

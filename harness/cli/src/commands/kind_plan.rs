@@ -116,7 +116,9 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     // service's pods are ready), after the pinned releases it installs first.
     let scale = harness_core::engine::TimeScale::new(scenario.time_scale)
         .unwrap_or(harness_core::engine::TimeScale::REAL);
-    if let Some(autoscaler) = manifests::autoscaler::render(scenario, &args.run_id, scale) {
+    let autoscaler = manifests::autoscaler::render(scenario, &args.run_id, scale)
+        .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
+    if let Some(autoscaler) = autoscaler {
         write(
             "autoscaler.yaml",
             &manifests::autoscaler::to_yaml(&autoscaler),

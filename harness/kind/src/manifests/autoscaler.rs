@@ -16,7 +16,8 @@
 //!   target, so the HPA controller wants `ceil(total / target)` replicas — the scenario's
 //!   "requests per second per pod". `minReplicaCount`/`maxReplicaCount` and `behavior`
 //!   (stabilization windows, select policy, policies) are the scenario's, every period scaled
-//!   by the run's time scale to whole seconds ([`scaled_seconds`]).
+//!   by the run's time scale to whole seconds by the rule of every whole-second field
+//!   ([`super::time::whole_seconds`]: refused, never rounded, when it is not whole; [`check`]).
 //!
 //! Field names: KEDA `apis/keda/v1alpha1/scaledobject_types.go` (`ScaledObjectSpec`,
 //! `AdvancedConfig`, `HorizontalPodAutoscalerConfig{Behavior, Name}`, `ScaleTriggers`) and
@@ -36,6 +37,7 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use serde_json::{Value, json};
 
+use super::time::{UnscalableSeconds, whole_seconds};
 use super::{ROLE_LABEL, RUN_ID_LABEL, namespace_name, run_labels};
 
 /// The Prometheus object's name; the operator's governing Service is `prometheus-operated`.
@@ -55,14 +57,79 @@ pub const SCRAPE_INTERVAL_S: u32 = 1;
 /// The shortest `rate()` window: a few scrapes, so one missed scrape still leaves two samples.
 pub const MIN_RATE_WINDOW_S: u32 = 3;
 
-/// A span of Kubernetes time as the whole wall seconds of this run: rounded to the nearest
-/// second, and at least one second unless it is zero.
-pub fn scaled_seconds(d: Duration, scale: TimeScale) -> u32 {
-    if d.is_zero() {
-        return 0;
+/// The autoscaler's whole-second values at the run's time scale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoscalerSeconds {
+    /// The sync period: KEDA's `pollingInterval`, the `rate()` window's base.
+    pub sync_period: i64,
+    pub scale_up: RulesSeconds,
+    pub scale_down: RulesSeconds,
+}
+
+/// One direction's whole-second values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulesSeconds {
+    pub stabilization_window: i64,
+    /// Each policy's `periodSeconds`, in the scenario's order.
+    pub policy_periods: Vec<i64>,
+}
+
+/// The autoscaler's periods at `scale`, each by [`whole_seconds`] under its scenario field;
+/// every value that does not scale is listed. Minimums: a policy's `periodSeconds` must be
+/// greater than zero and a stabilization window at least zero (kubernetes/kubernetes
+/// `pkg/apis/autoscaling/validation/validation.go`: `validateScalingPolicy` and the scaling
+/// rules' `stabilizationWindowSeconds` check; the stored copy read carried no release tag). The sync period,
+/// KEDA's `pollingInterval`, is held to at least 1 s as before; KEDA's own lower bound was not
+/// looked up.
+pub fn seconds(
+    hpa: &Autoscaler,
+    scale: TimeScale,
+) -> Result<AutoscalerSeconds, Vec<Box<UnscalableSeconds>>> {
+    let mut refused = Vec::new();
+    let mut whole = |field: &str, d: Duration, min: i64| {
+        whole_seconds(field, d, scale, min).unwrap_or_else(|e| {
+            refused.push(e);
+            0
+        })
+    };
+    let mut rules = |direction: &str, r: &ScalingRules| {
+        let at = format!("service.autoscaler.behavior.{direction}");
+        RulesSeconds {
+            stabilization_window: whole(
+                &format!("{at}.stabilizationWindow"),
+                r.stabilization_window,
+                0,
+            ),
+            policy_periods: (r.policies.iter().enumerate())
+                .map(|(i, p)| whole(&format!("{at}.policies[{i}].period"), p.period, 1))
+                .collect(),
+        }
+    };
+    let scale_up = rules("scaleUp", &hpa.behavior.scale_up);
+    let scale_down = rules("scaleDown", &hpa.behavior.scale_down);
+    let sync_period = whole("service.autoscaler.syncPeriod", hpa.sync_period, 1);
+    if refused.is_empty() {
+        Ok(AutoscalerSeconds {
+            sync_period,
+            scale_up,
+            scale_down,
+        })
+    } else {
+        Err(refused)
     }
-    let wall = scale.wall(d).as_secs_f64().round();
-    (wall as u32).max(1)
+}
+
+/// Every period of the scenario's autoscaler that does not scale (none without one).
+pub fn check(scenario: &Scenario, scale: TimeScale) -> Vec<Box<UnscalableSeconds>> {
+    match scenario
+        .service
+        .autoscaler
+        .as_ref()
+        .map(|h| seconds(h, scale))
+    {
+        Some(Err(refused)) => refused,
+        Some(Ok(_)) | None => Vec::new(),
+    }
 }
 
 /// The HPA's side of the traffic as a PromQL query: the per-second rate of requests the
@@ -79,8 +146,8 @@ pub fn rate_query(reporter: Reporter, namespace: &str, window_s: u32) -> String 
 /// The `rate()` window of this run: one (scaled) HPA sync period, at least
 /// [`MIN_RATE_WINDOW_S`] — as the local target's HPA model averages the sidecars' counters over
 /// one sync period.
-pub fn rate_window_s(hpa: &Autoscaler, scale: TimeScale) -> u32 {
-    scaled_seconds(hpa.sync_period, scale).max(MIN_RATE_WINDOW_S)
+pub fn rate_window_s(seconds: &AutoscalerSeconds) -> u32 {
+    (seconds.sync_period as u32).max(MIN_RATE_WINDOW_S)
 }
 
 /// The address KEDA's scaler queries.
@@ -88,9 +155,9 @@ pub fn prometheus_url(namespace: &str) -> String {
     format!("http://{PROMETHEUS_SERVICE}.{namespace}.svc:{PROMETHEUS_PORT}")
 }
 
-fn rules(r: &ScalingRules, scale: TimeScale) -> HPAScalingRules {
+fn rules(r: &ScalingRules, seconds: &RulesSeconds) -> HPAScalingRules {
     HPAScalingRules {
-        stabilization_window_seconds: Some(scaled_seconds(r.stabilization_window, scale) as i32),
+        stabilization_window_seconds: Some(seconds.stabilization_window as i32),
         select_policy: Some(
             match r.select_policy {
                 SelectPolicy::Max => "Max",
@@ -102,14 +169,15 @@ fn rules(r: &ScalingRules, scale: TimeScale) -> HPAScalingRules {
         policies: Some(
             r.policies
                 .iter()
-                .map(|p| HPAScalingPolicy {
+                .zip(&seconds.policy_periods)
+                .map(|(p, &period)| HPAScalingPolicy {
                     type_: match p.kind {
                         PolicyKind::Pods => "Pods",
                         PolicyKind::Percent => "Percent",
                     }
                     .to_owned(),
                     value: p.value as i32,
-                    period_seconds: scaled_seconds(p.period, scale).max(1) as i32,
+                    period_seconds: period as i32,
                 })
                 .collect(),
         ),
@@ -117,11 +185,11 @@ fn rules(r: &ScalingRules, scale: TimeScale) -> HPAScalingRules {
     }
 }
 
-/// `spec.behavior` of the HPA: the scenario's, periods scaled.
-pub fn behavior(hpa: &Autoscaler, scale: TimeScale) -> HorizontalPodAutoscalerBehavior {
+/// `spec.behavior` of the HPA: the scenario's, periods scaled ([`seconds`]).
+pub fn behavior(hpa: &Autoscaler, seconds: &AutoscalerSeconds) -> HorizontalPodAutoscalerBehavior {
     HorizontalPodAutoscalerBehavior {
-        scale_up: Some(rules(&hpa.behavior.scale_up, scale)),
-        scale_down: Some(rules(&hpa.behavior.scale_down, scale)),
+        scale_up: Some(rules(&hpa.behavior.scale_up, &seconds.scale_up)),
+        scale_down: Some(rules(&hpa.behavior.scale_down, &seconds.scale_down)),
     }
 }
 
@@ -151,9 +219,17 @@ fn selector(run_id: &str, role: &str) -> Value {
 }
 
 /// Every object of the autoscaler in apply order, each with a name for `NN-kind-name`
-/// files; `None` when the scenario has no autoscaler.
-pub fn render(scenario: &Scenario, run_id: &str, scale: TimeScale) -> Option<Vec<Value>> {
-    let hpa = scenario.service.autoscaler.as_ref()?;
+/// files; `Ok(None)` when the scenario has no autoscaler, the first period that does not
+/// scale when one does not ([`check`] lists them all up front).
+pub fn render(
+    scenario: &Scenario,
+    run_id: &str,
+    scale: TimeScale,
+) -> Result<Option<Vec<Value>>, Box<UnscalableSeconds>> {
+    let Some(hpa) = scenario.service.autoscaler.as_ref() else {
+        return Ok(None);
+    };
+    let seconds = seconds(hpa, scale).map_err(|mut refused| refused.swap_remove(0))?;
     let ns = namespace_name(run_id);
     let interval = format!("{SCRAPE_INTERVAL_S}s");
     let mut objects = vec![
@@ -231,7 +307,6 @@ pub fn render(scenario: &Scenario, run_id: &str, scale: TimeScale) -> Option<Vec
         },
     }));
     let name = &scenario.service.name;
-    let sync = scaled_seconds(hpa.sync_period, scale).max(1);
     objects.push(json!({
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
@@ -240,11 +315,11 @@ pub fn render(scenario: &Scenario, run_id: &str, scale: TimeScale) -> Option<Vec
             "scaleTargetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": name },
             "minReplicaCount": hpa.min_replicas,
             "maxReplicaCount": hpa.max_replicas,
-            "pollingInterval": sync,
+            "pollingInterval": seconds.sync_period,
             "advanced": {
                 "horizontalPodAutoscalerConfig": {
                     "name": name,
-                    "behavior": behavior(hpa, scale),
+                    "behavior": behavior(hpa, &seconds),
                 },
             },
             "triggers": [{
@@ -253,13 +328,13 @@ pub fn render(scenario: &Scenario, run_id: &str, scale: TimeScale) -> Option<Vec
                 "metricType": "AverageValue",
                 "metadata": {
                     "serverAddress": prometheus_url(&ns),
-                    "query": rate_query(hpa.reporter, &ns, rate_window_s(hpa, scale)),
+                    "query": rate_query(hpa.reporter, &ns, rate_window_s(&seconds)),
                     "threshold": threshold(hpa.target_average_value),
                 },
             }],
         },
     }));
-    Some(objects)
+    Ok(Some(objects))
 }
 
 /// `destination-rps` / `source-rps`: the trigger's name.
@@ -301,14 +376,71 @@ pub fn document_name(object: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn hpa_with_periods(sync: Duration, window: Duration, period: Duration) -> Autoscaler {
+        let mut scale_down = ScalingRules::default_scale_down();
+        scale_down.stabilization_window = window;
+        scale_down.policies[0].period = period;
+        Autoscaler {
+            min_replicas: 1,
+            max_replicas: 4,
+            reporter: Reporter::Source,
+            target_average_value: 10.0,
+            sync_period: sync,
+            tolerance: 0.1,
+            behavior: harness_core::scenario::model::Behavior {
+                scale_up: ScalingRules::default_scale_up(),
+                scale_down,
+            },
+        }
+    }
+
     #[test]
-    fn seconds_scale_to_whole_seconds() {
-        let tenth = TimeScale::new(0.1).unwrap();
-        assert_eq!(scaled_seconds(Duration::from_secs(300), tenth), 30);
-        assert_eq!(scaled_seconds(Duration::from_secs(15), tenth), 2);
-        assert_eq!(scaled_seconds(Duration::from_secs(4), tenth), 1);
-        assert_eq!(scaled_seconds(Duration::ZERO, tenth), 0);
-        assert_eq!(scaled_seconds(Duration::from_secs(15), TimeScale::REAL), 15);
+    fn periods_scale_to_whole_seconds_or_are_refused_by_field() {
+        let s = Duration::from_secs;
+        let fifth = TimeScale::new(0.2).unwrap();
+        let ok = seconds(&hpa_with_periods(s(10), s(300), s(30)), fifth).unwrap();
+        assert_eq!(ok.sync_period, 2);
+        assert_eq!(ok.scale_down.stabilization_window, 60);
+        assert_eq!(ok.scale_down.policy_periods, [6]);
+        // The scale-up defaults: no window, two 15 s policies.
+        assert_eq!(ok.scale_up.stabilization_window, 0);
+        assert_eq!(ok.scale_up.policy_periods, [3, 3]);
+        assert_eq!(rate_window_s(&ok), MIN_RATE_WINDOW_S);
+        let real = seconds(&hpa_with_periods(s(15), s(300), s(60)), TimeScale::REAL).unwrap();
+        assert_eq!(
+            (real.sync_period, real.scale_up.policy_periods.clone()),
+            (15, vec![15, 15])
+        );
+        assert_eq!(rate_window_s(&real), 15);
+        // 1.5 s is not rounded to 2: every field that is not whole is named.
+        let refused = seconds(
+            &hpa_with_periods(
+                Duration::from_millis(1500),
+                s(300),
+                Duration::from_millis(2500),
+            ),
+            TimeScale::REAL,
+        )
+        .unwrap_err();
+        let fields: Vec<&str> = refused.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "service.autoscaler.behavior.scaleDown.policies[0].period",
+                "service.autoscaler.syncPeriod"
+            ]
+        );
+        // At 0.05 the two 15 s scale-up defaults are 0.75 s and the 30 s period 1.5 s.
+        let refused = seconds(
+            &hpa_with_periods(s(20), s(300), s(30)),
+            TimeScale::new(0.05).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(refused.len(), 3, "{refused:?}");
+        assert_eq!(
+            refused[0].field,
+            "service.autoscaler.behavior.scaleUp.policies[0].period"
+        );
     }
 
     #[test]

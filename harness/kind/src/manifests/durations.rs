@@ -1,7 +1,8 @@
 //! The service's whole-second fields at the run's time scale ([`super::time`]): the probe's
 //! `periodSeconds` (at least 1) and `initialDelaySeconds`, `minReadySeconds`,
 //! `terminationGracePeriodSeconds` and the preStop `sleep.seconds` — of the Deployment as
-//! deployed and of every `rollout` action's new revision. [`check`] lists every value that does
+//! deployed and of every `rollout` action's new revision — and the autoscaler's periods
+//! ([`super::autoscaler::check`]). [`check`] lists every value that does
 //! not scale, so a run is refused up front naming each; [`timings`] states what the cluster
 //! runs (the note on a kind run's timeline).
 
@@ -85,8 +86,8 @@ pub(crate) fn pre_stop_sleep(
     }
 }
 
-/// Every whole-second value of the scenario that does not scale: the service's and each
-/// `rollout` action's.
+/// Every whole-second value of the scenario that does not scale: the service's, each
+/// `rollout` action's and the autoscaler's.
 pub fn check(scenario: &Scenario, scale: TimeScale) -> Vec<Box<UnscalableSeconds>> {
     let mut out: Vec<Box<UnscalableSeconds>> = service_fields(scenario)
         .into_iter()
@@ -115,6 +116,7 @@ pub fn check(scenario: &Scenario, scale: TimeScale) -> Vec<Box<UnscalableSeconds
             out.push(e);
         }
     }
+    out.extend(super::autoscaler::check(scenario, scale));
     out
 }
 

@@ -1,24 +1,21 @@
 //! The load and what is measured on kind: the generator pods (created at the load's start, or
 //! at their `startAt`), the sidecars' metrics scraped every second through the API server's pod
-//! proxy, and at the end each generator's report read from its pod's log, the load balancer's
+//! proxy ([`super::sampler`]), and at the end each generator's report read from its pod's log, the load balancer's
 //! accounting (through the pod proxy), the samples and the timeline as the same [`RunData`] the
 //! local target returns.
 
 use std::time::Duration;
 
 use harness_core::engine::{RunClock, TargetError};
-use harness_core::measure::{EventKind, GeneratorRun, PodRun, PodSample, RecordedEvent, RunData};
+use harness_core::measure::{EventKind, GeneratorRun, PodRun, RecordedEvent, RunData};
 use harness_core::scenario::model::{Scenario, Via};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use workload_contract::loadgen::Report;
-use workload_contract::sidecar::SidecarMetrics;
 
-use super::{KindError, Running, Samples};
+use super::{KindError, Running, sampler};
 use crate::api::KubeApi;
 use crate::images::Manifest as ImageManifest;
-use crate::manifests::{self, RenderInput, SIDECAR_ADMIN_PORT};
-use crate::watch::Recorder;
+use crate::manifests::{self, RenderInput};
 
 /// How long a generator may take to write its report after its load ends (or after it was
 /// asked to stop), beyond the request timeout.
@@ -93,7 +90,7 @@ pub(super) async fn start_load(run: &mut Running, clock: &RunClock) -> Result<()
             run.tasks.push(task);
         }
     }
-    run.sampler = Some(tokio::spawn(sample(
+    run.sampler = Some(tokio::spawn(sampler::sample(
         *clock,
         api.clone(),
         ns.clone(),
@@ -186,62 +183,6 @@ fn generator_pod(
         index,
         &scenario.load.generators[index],
     )?)
-}
-
-/// Scrapes every running service pod's sidecar once a second through the pod proxy, until
-/// `stop`, then once more (the last sample holds the final counters).
-async fn sample(
-    clock: RunClock,
-    api: KubeApi,
-    ns: String,
-    sidecar: bool,
-    recorder: Recorder,
-    samples: Samples,
-    stop: CancellationToken,
-) {
-    let mut ticker = tokio::time::interval(Duration::from_secs(1));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        let last = tokio::select! {
-            () = stop.cancelled() => true,
-            _ = ticker.tick() => false,
-        };
-        let (pods, ready): (Vec<String>, std::collections::BTreeSet<String>) = {
-            let r = recorder.lock();
-            (
-                r.observer
-                    .running_pods()
-                    .into_iter()
-                    .filter(|p| p.node.is_some())
-                    .map(|p| p.name.clone())
-                    .collect(),
-                r.observer.ready_pods().clone(),
-            )
-        };
-        let t_s = clock.now_s();
-        for pod in pods {
-            let metrics = if sidecar {
-                tokio::time::timeout(
-                    Duration::from_secs(2),
-                    api.pod_proxy_get(&ns, &pod, SIDECAR_ADMIN_PORT, "/metrics"),
-                )
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .map(|text| SidecarMetrics::parse(&text))
-            } else {
-                None
-            };
-            let ready = ready.contains(&pod);
-            lock(&samples)
-                .entry(pod.clone())
-                .or_default()
-                .push(PodSample::scraped(t_s, ready, metrics));
-        }
-        if last {
-            return;
-        }
-    }
 }
 
 /// Waits for a generator pod to finish (or stops it when `interrupted`) and reads its report.

@@ -17,6 +17,7 @@ mod lb;
 mod options;
 mod pipeline;
 mod rollout;
+mod sampler;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -435,6 +436,28 @@ timeline:
         assert!(
             refused[0].starts_with("setNodeReady: false at time scale 0.1")
                 && refused[0].contains("--time-scale 1"),
+            "{refused:?}"
+        );
+    }
+
+    /// The service's lines of [`NODE_STOP`] with an autoscaler instead of the probe.
+    const AUTOSCALER: &str = "  autoscaler:
+    minReplicas: 2
+    maxReplicas: 4
+    metric: { reporter: source, targetAverageValue: 10 }
+    syncPeriod: 1500ms
+";
+
+    #[test]
+    fn an_autoscaler_period_that_is_not_whole_is_refused_not_rounded() {
+        // The node stop is not refused at time scale 1; the sync period of 1.5 s is.
+        let yaml = NODE_STOP.replace("  readinessProbe: { period: 10s }\n", AUTOSCALER);
+        let s = load_scenario_str(&yaml, "t.yaml", None).unwrap();
+        let refused = refusals(&s, TimeScale::REAL);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0]
+                .starts_with("service.autoscaler.syncPeriod: 1500ms at time scale 1 is 1.5 s"),
             "{refused:?}"
         );
     }

@@ -10,7 +10,8 @@ use harness_core::scenario::model::Scenario;
 
 use super::{KindError, Running};
 use crate::autoscaler::{HpaWatch, spawn_hpa_watcher};
-use crate::manifests::{autoscaler, namespace_name};
+use crate::manifests::time::UnscalableSeconds;
+use crate::manifests::{ManifestError, autoscaler, namespace_name};
 use crate::third_party::{self, apply, fetch};
 
 /// A pin table and cache given to the target instead of the built-in ones.
@@ -105,12 +106,20 @@ pub(super) async fn start(
     ctx: &RunContext,
     client: &kube::Client,
 ) -> Result<(), TargetError> {
-    let (Some(hpa), Some(objects)) = (
-        scenario.service.autoscaler.as_ref(),
-        autoscaler::render(scenario, &ctx.run_id, ctx.time_scale),
-    ) else {
+    let Some(hpa) = scenario.service.autoscaler.as_ref() else {
         return Ok(());
     };
+    let refused = |e: Box<UnscalableSeconds>| {
+        TargetError::new(
+            "rendering the autoscaler's objects",
+            KindError::from(ManifestError::from(e)),
+        )
+    };
+    let seconds =
+        autoscaler::seconds(hpa, ctx.time_scale).map_err(|mut all| refused(all.swap_remove(0)))?;
+    let objects = autoscaler::render(scenario, &ctx.run_id, ctx.time_scale)
+        .map_err(refused)?
+        .unwrap_or_default();
     let ns = namespace_name(&ctx.run_id);
     run.tasks.push(spawn_hpa_watcher(
         client,
@@ -118,7 +127,7 @@ pub(super) async fn start(
             namespace: ns,
             name: scenario.service.name.clone(),
             reporter: hpa.reporter,
-            window_s: autoscaler::rate_window_s(hpa, ctx.time_scale),
+            window_s: autoscaler::rate_window_s(&seconds),
         },
         &run.recorder,
         &run.stop,

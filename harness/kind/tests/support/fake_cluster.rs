@@ -44,18 +44,26 @@ fn service_pod(i: usize) -> Value {
     })
 }
 
-fn slice(hinted: bool) -> Value {
+/// The Service's one EndpointSlice (resource version `rv`): four ready endpoints
+/// `flagsvc-0..3` in zone c, the first two on `{cluster}-worker3`, the others on
+/// `{cluster}-worker4`; `hinted`: the first two for zone a, the others for zone c.
+pub fn hinted_slice(cluster: &str, rv: &str, hinted: bool) -> Value {
     let endpoints: Vec<Value> = (0..4)
         .map(|i| {
+            let worker = if i < 2 { "worker3" } else { "worker4" };
             let mut e = json!({
                 "addresses": [format!("10.244.3.{}", i + 2)],
                 "conditions": { "ready": true, "serving": true, "terminating": false },
-                "nodeName": if i < 2 { "harness-topology-skew-worker3" } else { "harness-topology-skew-worker4" },
+                "nodeName": format!("{cluster}-{worker}"),
                 "zone": "ap-northeast-2c",
                 "targetRef": { "kind": "Pod", "name": format!("flagsvc-{i}"), "namespace": NS }
             });
             if hinted {
-                let zone = if i < 2 { "ap-northeast-2a" } else { "ap-northeast-2c" };
+                let zone = if i < 2 {
+                    "ap-northeast-2a"
+                } else {
+                    "ap-northeast-2c"
+                };
                 e["hints"] = json!({ "forZones": [{ "name": zone }] });
             }
             e
@@ -63,10 +71,30 @@ fn slice(hinted: bool) -> Value {
         .collect();
     json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": { "name": "flagsvc-abcde", "namespace": NS, "resourceVersion": "7",
+        "metadata": { "name": "flagsvc-abcde", "namespace": NS, "resourceVersion": rv,
                       "labels": { "kubernetes.io/service-name": "flagsvc" } },
         "addressType": "IPv4", "endpoints": endpoints
     })
+}
+
+/// Service `name` of the run's namespace with ClusterIP `ip`.
+pub fn service_with_cluster_ip(name: &str, ip: &str) -> Reply {
+    Reply::Json(
+        200,
+        json!({ "apiVersion": "v1", "kind": "Service",
+                "metadata": { "name": name, "namespace": NS },
+                "spec": { "clusterIP": ip } }),
+    )
+}
+
+/// Pod `name` of the run's namespace, finished (`Succeeded`), as a generator pod ends.
+pub fn finished_pod(name: &str) -> Reply {
+    Reply::Json(
+        200,
+        json!({ "apiVersion": "v1", "kind": "Pod",
+                "metadata": { "name": name, "namespace": NS },
+                "status": { "phase": "Succeeded" } }),
+    )
 }
 
 /// A generator's log: a line of stderr, its report, another line.
@@ -116,7 +144,7 @@ pub fn handler(seen: &Seen) -> Reply {
             ],
         ),
         ("GET", p) if p.ends_with("/endpointslices") && watch => Reply::Watch {
-            events: vec![json!({ "type": "ADDED", "object": slice(true) })],
+            events: vec![json!({ "type": "ADDED", "object": hinted_slice(CLUSTER, "7", true) })],
             hold: true,
         },
         ("GET", p) if p.ends_with("/pods") && watch => Reply::Watch { events: vec![], hold: true },
@@ -144,18 +172,10 @@ pub fn handler(seen: &Seen) -> Reply {
                         "status": { "replicas": 4, "readyReplicas": 4 } }),
             )
         }
-        ("GET", p) if p.ends_with("/services/flagsvc") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Service",
-                    "metadata": { "name": "flagsvc", "namespace": NS },
-                    "spec": { "clusterIP": "10.96.12.34" } }),
-        ),
-        ("GET", p) if p.ends_with("/pods/gen-ingress-2a") => Reply::Json(
-            200,
-            json!({ "apiVersion": "v1", "kind": "Pod",
-                    "metadata": { "name": "gen-ingress-2a", "namespace": NS },
-                    "status": { "phase": "Succeeded" } }),
-        ),
+        ("GET", p) if p.ends_with("/services/flagsvc") => {
+            service_with_cluster_ip("flagsvc", "10.96.12.34")
+        }
+        ("GET", p) if p.ends_with("/pods/gen-ingress-2a") => finished_pod("gen-ingress-2a"),
         ("GET", p) if p.ends_with("/pods/gen-ingress-2a/log") => Reply::Text(200, report_log()),
         ("GET", p) if p.contains("gen-ingress-2a:9091/proxy/metrics") => {
             // 100 more requests at every scrape, one in ten failed.

@@ -69,6 +69,23 @@ impl FakeTools {
         self
     }
 
+    /// `kind` and `docker` as a healthy host has them: Docker 24.0.7, kind v0.33.0, and
+    /// `kind get clusters` listing `clusters` (none: kind's "No kind clusters found.").
+    pub fn kind_and_docker(clusters: &[&str]) -> Self {
+        let mut fakes = Self::new(&["kind", "docker"]);
+        let listed: String = clusters.iter().map(|c| format!("{c}\n")).collect();
+        let none = if clusters.is_empty() {
+            "No kind clusters found.\n"
+        } else {
+            ""
+        };
+        fakes
+            .respond("docker version", "24.0.7\n", "", 0)
+            .respond("kind version", "kind v0.33.0 go1.25.1 linux/amd64\n", "", 0)
+            .respond("kind get clusters", &listed, none, 0);
+        fakes
+    }
+
     /// A toolbox that finds these fakes first.
     pub fn toolbox(&self) -> Toolbox {
         Toolbox::searching_first(self.dir.path())

@@ -1,4 +1,6 @@
 #![allow(dead_code)]
 pub mod api_server;
+pub mod docker;
 pub mod fake_cluster;
 pub mod fakes;
+pub mod kind_run;

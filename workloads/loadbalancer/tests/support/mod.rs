@@ -1,5 +1,6 @@
 //! Shared by the in-cluster tests: a kube client from a kubeconfig file naming the scripted
-//! API server, the balancer started in-process with flags, small HTTP helpers, the objects the
+//! API server, the balancer started in-process with flags (or watching `flagsvc`), small HTTP
+//! helpers, the objects the
 //! API server answers with, and bounded waiting.
 #![allow(dead_code)]
 
@@ -16,7 +17,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use loadbalancer::cli::Cli;
-use mock_apiserver::ApiServer;
+use mock_apiserver::{ApiServer, Reply, Seen, list};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -50,6 +51,12 @@ impl Drop for Running {
 
 /// The balancer with `args` (after the listeners), fed by `client`.
 pub async fn start(args: &[&str], client: kube::Client) -> Running {
+    start_serving(args, Some(client)).await
+}
+
+/// The balancer with `args` (after the listeners on 127.0.0.1): with a `client`, as
+/// `serve_with_client` runs it; without, as the binary does (`loadbalancer::serve`).
+pub async fn start_serving(args: &[&str], client: Option<kube::Client>) -> Running {
     let argv = [
         "loadbalancer",
         "--listen",
@@ -65,16 +72,15 @@ pub async fn start(args: &[&str], client: kube::Client) -> Running {
     let admin = TcpListener::bind(cli.admin_listen).await.unwrap();
     let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
     let stop = CancellationToken::new();
-    let stopped = stop.clone();
+    let stopped = stop.clone().cancelled_owned();
     tokio::spawn(async move {
-        loadbalancer::serve_with_client(
-            listener,
-            admin,
-            config,
-            Some(client),
-            stopped.cancelled_owned(),
-        )
-        .await
+        match client {
+            Some(client) => {
+                loadbalancer::serve_with_client(listener, admin, config, Some(client), stopped)
+                    .await
+            }
+            None => loadbalancer::serve(listener, admin, config, stopped).await,
+        }
         .unwrap();
     });
     Running {
@@ -82,6 +88,43 @@ pub async fn start(args: &[&str], client: kube::Client) -> Running {
         admin: admin_addr,
         stop,
     }
+}
+
+/// One ready endpoint, `pod-0` at 10.1.0.1, in slice `s`.
+pub fn one_ready_slice() -> Value {
+    slice("s", "1", vec![endpoint("pod-0", "10.1.0.1", Some(true))])
+}
+
+/// The balancer watching Service `flagsvc` in [`NS`] through `server` (a kubeconfig file in
+/// `dir`), sending to `--target-port target_port`, with `more` flags.
+pub async fn start_watching(
+    server: &ApiServer,
+    dir: &tempfile::TempDir,
+    target_port: &str,
+    more: &[&str],
+) -> Running {
+    let watch = [
+        "--watch-service",
+        "flagsvc",
+        "--namespace",
+        NS,
+        "--target-port",
+        target_port,
+    ];
+    let args: Vec<&str> = watch.into_iter().chain(more.iter().copied()).collect();
+    start(&args, client(server, dir).await).await
+}
+
+/// The API server's answer to the EndpointSlice requests of a balancer whose slices never
+/// change: the list holds `slices`, a watch stays open with nothing.
+pub fn slices_then_quiet(seen: &Seen, slices: Vec<Value>) -> Reply {
+    if seen.is_watch() {
+        return Reply::Watch {
+            events: vec![],
+            hold: true,
+        };
+    }
+    list("EndpointSliceList", "discovery.k8s.io/v1", slices)
 }
 
 /// One request on a fresh connection: (status, body).
