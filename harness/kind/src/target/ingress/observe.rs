@@ -35,6 +35,10 @@ pub struct ReplicaPoll {
     pub pod_uid: Option<String>,
     pub counts: Option<UpdateCounts>,
     pub servers: Option<Vec<StatsServer>>,
+    /// Why the stats page answered but gave no server list (a wrong backend name, a format
+    /// the parser does not know): worth a note on the timeline, unlike a replica that is
+    /// simply away.
+    pub stats_error: Option<String>,
 }
 
 /// Address → pod name, and the pod names known, for naming servers.
@@ -187,10 +191,16 @@ pub async fn poll_replica(api: &KubeApi, setup: &ObserveSetup, pod: &str) -> Rep
     let pod_uid = pod_object
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .and_then(|p| p.metadata.uid);
+    let parsed = csv.map(|text| backend_servers(&text, &setup.backend));
+    let stats_error = match &parsed {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    };
     ReplicaPoll {
         pod_uid,
         counts: metrics.as_deref().and_then(UpdateCounts::parse),
-        servers: csv.and_then(|text| backend_servers(&text, &setup.backend).ok()),
+        servers: parsed.and_then(Result::ok),
+        stats_error,
     }
 }
 
@@ -204,6 +214,8 @@ pub async fn observe(
     until: Instant,
 ) {
     let mut tracks = vec![ReplicaTrack::default(); setup.pods.len()];
+    // The last stats error noted per replica: each distinct one is noted once.
+    let mut noted: Vec<Option<String>> = vec![None; setup.pods.len()];
     let mut names = PodNames::default();
     let mut ticker = tokio::time::interval(setup.period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -222,11 +234,9 @@ pub async fn observe(
         }
         let polls = join_all(setup.pods.iter().map(|pod| poll_replica(&api, &setup, pod))).await;
         names.learn_slices(&recorder);
-        let events: Vec<EventKind> = tracks
-            .iter_mut()
-            .zip(&polls)
-            .enumerate()
-            .filter_map(|(i, (track, poll))| {
+        let mut events = stats_notes(&setup, &polls, &mut noted);
+        events.extend(tracks.iter_mut().zip(&polls).enumerate().filter_map(
+            |(i, (track, poll))| {
                 let replica = u32::try_from(i).unwrap_or(u32::MAX);
                 track
                     .step(replica, poll, &names, &intents)
@@ -236,12 +246,35 @@ pub async fn observe(
                         cause,
                         servers,
                     })
-            })
-            .collect();
+            },
+        ));
         if !events.is_empty() {
             recorder.record(events);
         }
     }
+}
+
+/// A note for each replica whose stats page gave an error it had not given before.
+fn stats_notes(
+    setup: &ObserveSetup,
+    polls: &[ReplicaPoll],
+    noted: &mut [Option<String>],
+) -> Vec<EventKind> {
+    let mut out = Vec::new();
+    for ((pod, poll), last) in setup.pods.iter().zip(polls).zip(noted.iter_mut()) {
+        if let Some(error) = &poll.stats_error
+            && last.as_ref() != Some(error)
+        {
+            out.push(EventKind::Note {
+                message: format!(
+                    "ingress observer: {pod}'s HAProxy stats: {error}; its server list is not \
+                     observed while this lasts"
+                ),
+            });
+            *last = Some(error.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -261,6 +294,7 @@ mod tests {
             pod_uid: Some(uid.into()),
             counts: Some(UpdateCounts { full, dynamic: 0 }),
             servers: Some(servers),
+            stats_error: None,
         }
     }
 
@@ -370,5 +404,36 @@ mod tests {
             (IngressChange::Restart, IngressCause::Deploy)
         );
         assert_eq!(change.2, ["x"]);
+    }
+
+    #[test]
+    fn a_stats_error_is_noted_once_per_replica_until_it_changes() {
+        let setup = ObserveSetup {
+            namespace: "ns".into(),
+            pods: vec!["haproxy-ingress-0".into(), "haproxy-ingress-1".into()],
+            backend: "ns_svc_8080".into(),
+            stats_port: 1936,
+            stats_path: "/;csv".into(),
+            metrics_port: 10254,
+            period: Duration::from_secs(1),
+        };
+        let failing = ReplicaPoll {
+            stats_error: Some("no backend".into()),
+            ..ReplicaPoll::default()
+        };
+        let mut noted = vec![None; 2];
+        let polls = [failing.clone(), ReplicaPoll::default()];
+        let first = stats_notes(&setup, &polls, &mut noted);
+        assert_eq!(first.len(), 1);
+        assert!(
+            matches!(&first[0], EventKind::Note { message } if message.contains("haproxy-ingress-0's HAProxy stats: no backend")),
+            "{first:?}"
+        );
+        assert!(stats_notes(&setup, &polls, &mut noted).is_empty());
+        let other = ReplicaPoll {
+            stats_error: Some("no header".into()),
+            ..ReplicaPoll::default()
+        };
+        assert_eq!(stats_notes(&setup, &[other, failing], &mut noted).len(), 2);
     }
 }

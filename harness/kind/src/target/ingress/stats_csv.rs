@@ -51,8 +51,12 @@ pub enum StatsCsvError {
     NoHeader,
     #[error("the stats CSV header has no `{0}` column")]
     NoColumn(&'static str),
-    #[error("the stats CSV has no backend `{0}` (is the Ingress rendered for this Service?)")]
-    NoBackend(String),
+    #[error(
+        "the stats CSV has no backend `{backend}` (is the Ingress rendered for this Service?); \
+         its proxies: {}",
+        if seen.is_empty() { "none".to_owned() } else { seen.join(", ") }
+    )]
+    NoBackend { backend: String, seen: Vec<String> },
 }
 
 /// Every server line of `backend`, in order (including empty slots; see
@@ -74,10 +78,14 @@ pub fn backend_servers(csv: &str, backend: &str) -> Result<Vec<StatsServer>, Sta
     let addr = column("addr").ok();
     let mut servers = Vec::new();
     let mut seen_backend = false;
+    let mut proxies: Vec<String> = Vec::new();
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
         let field = |i: usize| fields.get(i).copied().unwrap_or("");
         if field(px) != backend {
+            if !field(px).is_empty() && !proxies.iter().any(|p| p == field(px)) {
+                proxies.push(field(px).to_owned());
+            }
             continue;
         }
         seen_backend = true;
@@ -94,7 +102,10 @@ pub fn backend_servers(csv: &str, backend: &str) -> Result<Vec<StatsServer>, Sta
     if seen_backend {
         Ok(servers)
     } else {
-        Err(StatsCsvError::NoBackend(backend.to_owned()))
+        Err(StatsCsvError::NoBackend {
+            backend: backend.to_owned(),
+            seen: proxies,
+        })
     }
 }
 
@@ -133,9 +144,19 @@ mod tests {
             backend_servers("# pxname,svname\n", "b"),
             Err(StatsCsvError::NoColumn("status"))
         );
+        let missing = backend_servers(CSV, "other_svc_80").unwrap_err();
         assert_eq!(
-            backend_servers(CSV, "other_svc_80"),
-            Err(StatsCsvError::NoBackend("other_svc_80".into()))
+            missing,
+            StatsCsvError::NoBackend {
+                backend: "other_svc_80".into(),
+                seen: vec!["stats".into(), "ns_svc_8080".into()],
+            }
+        );
+        assert!(
+            missing
+                .to_string()
+                .ends_with("its proxies: stats, ns_svc_8080"),
+            "{missing}"
         );
     }
 }
