@@ -261,6 +261,16 @@ fn ingress_hot_podding_on_kind() {
         );
         let (reloads, restarts) = ingress_changes(&s);
         assert!(reloads > 0 && restarts > 0, "{variant}: {}", s["ingress"]);
+        // The signature: with round-robin, sorted lists send more than a third of the
+        // requests to the first quarter of the positions; shuffled lists do not.
+        let first = s["ingress"]["firstPositionsShare"].as_f64();
+        match variant {
+            "v0-16-roundrobin-ip" => assert!(first > Some(0.33), "{variant}: {first:?}"),
+            "v0-16-roundrobin-random" => {
+                assert!(first.is_some_and(|f| f < 0.33), "{variant}: {first:?}")
+            }
+            _ => {}
+        }
     }
 
     // The versions kind cannot run: refused before anything is created, with the reason.
