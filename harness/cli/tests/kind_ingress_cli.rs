@@ -123,3 +123,64 @@ fn run_refuses_the_unlocked_controller_image_before_anything_starts() {
     // Nothing was started: no output directory either.
     assert!(!dir.path().join("run").exists());
 }
+
+/// `--matrix` over the controller's settings on kind, as for a pre-upgrade comparison: each
+/// cell's plan renders the real controller with that cell's settings, and a version kind cannot
+/// run refuses the whole matrix before anything is written.
+#[test]
+fn a_matrix_over_the_controller_settings_plans_one_controller_per_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan(
+        "v0-16-roundrobin-ip",
+        &[
+            "--set",
+            "timeScale=1",
+            "--matrix",
+            "ingress.sortEndpointsBy=ip,random",
+            "--matrix",
+            "ingress.balanceAlgorithm=roundrobin,random(2)",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout.lines().skip(1).count(), 4, "{stdout}");
+    for sort in ["ip", "random"] {
+        for balance in ["roundrobin", "random(2)"] {
+            let cell = dir.path().join(format!(
+                "ingress.sortEndpointsBy={sort},ingress.balanceAlgorithm={balance}"
+            ));
+            let ingress = std::fs::read_to_string(cell.join("ingress.yaml"))
+                .unwrap_or_else(|e| panic!("{}: {e}\n{stdout}", cell.display()));
+            assert!(
+                ingress.contains(&format!("--sort-endpoints-by={sort}")),
+                "{sort}/{balance}:\n{ingress}"
+            );
+            assert!(
+                ingress.contains(&format!("balance-algorithm: {balance}"))
+                    || ingress.contains(&format!("balance-algorithm: '{balance}'"))
+                    || ingress.contains(&format!("balance-algorithm: \"{balance}\"")),
+                "{sort}/{balance}:\n{ingress}"
+            );
+        }
+    }
+
+    let refused = tempfile::tempdir().unwrap();
+    let out = plan(
+        "v0-16",
+        &[
+            "--set",
+            "timeScale=1",
+            "--matrix",
+            "ingress.version=v0.6,v0.16",
+        ],
+        refused.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("v0.6"), "{stderr}");
+    assert!(
+        std::fs::read_dir(refused.path()).unwrap().next().is_none(),
+        "nothing is written when a cell is refused"
+    );
+}

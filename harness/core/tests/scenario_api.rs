@@ -229,3 +229,39 @@ fn overrides_replace_values_after_the_variant_and_problems_name_them() {
         "{e}"
     );
 }
+
+/// `--set` with `--variant` is checked against the variant, not against the base document:
+/// the base of ingress-hot-podding is on v0.6, where `sortEndpointsBy` does not exist, but a
+/// v0.16 variant takes it. The base document itself must still be valid, and a bad override
+/// of the variant still names itself.
+#[test]
+fn an_override_is_checked_against_the_selected_variant() {
+    use harness_core::ingress::SortEndpointsBy;
+    use harness_core::scenario::{Override, load_scenario_with};
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/ingress-hot-podding.yaml");
+    let set = |o: &str| Override::parse(o).unwrap();
+    let s = load_scenario_with(
+        &file,
+        Some("v0-16-roundrobin-ip"),
+        &[set("ingress.sortEndpointsBy=random")],
+    )
+    .unwrap();
+    let controller = s.ingress.unwrap().controller;
+    assert_eq!(controller.sort_endpoints_by, Some(SortEndpointsBy::Random));
+    let base = load_scenario_with(&file, None, &[set("ingress.sortEndpointsBy=random")])
+        .unwrap_err()
+        .to_string();
+    assert!(base.contains("but `version` is v0.6"), "{base}");
+    let bad = load_scenario_with(
+        &file,
+        Some("v0-16-roundrobin-ip"),
+        &[set("ingress.sortEndpointsBy=sideways")],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("(the value comes from --set ingress.sortEndpointsBy=sideways)"),
+        "{bad}"
+    );
+}
