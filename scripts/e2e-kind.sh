@@ -13,9 +13,16 @@
 #   their pinned releases.
 # The last two need the pins recorded in harness/kind/third-party.yaml (`harness pins lock`:
 # the releases' sha256, the image's digest); without them this script stops with exit 2 and
-# says so.
+# says so. E2E_LOCK_PINS=1 records missing pins first, for this run only (trust on first use:
+# what was downloaded now is what gets checked), and writes the change to
+# results/e2e-kind/third-party.lock.diff for review; commit it to pin those hashes for
+# everyone. The GitHub workflow sets it and keeps the diff with its results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+unlocked() {
+    grep -Eq '^[[:space:]]*(sha256|digest):[[:space:]]*null' harness/kind/third-party.yaml
+}
 
 for tool in docker kind; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -24,6 +31,13 @@ for tool in docker kind; do
     fi
 done
 
+if [ -n "${E2E_LOCK_PINS:-}" ] && unlocked; then
+    echo "e2e-kind: E2E_LOCK_PINS=1: recording the missing pins for this run (trust on first use)" >&2
+    cargo run -q -p harness -- pins lock
+    mkdir -p results/e2e-kind
+    git diff -- harness/kind/third-party.yaml | tee results/e2e-kind/third-party.lock.diff >&2
+fi
+# After any lock: the pin table is built into the binary.
 cargo build --workspace --bins
 cargo run -q -p harness -- images
 host_cpus="${HARNESS_E2E_HOST_CPUS:-$(docker info --format '{{.NCPU}}')}"
@@ -56,8 +70,8 @@ run_on_kind() {
 run_on_kind topology-skew topology_skew_on_kind
 run_on_kind rollout-502 rollout_502_on_kind
 
-if grep -Eq '^[[:space:]]*(sha256|digest):[[:space:]]*null' harness/kind/third-party.yaml; then
-    echo "e2e-kind: ingress-hot-podding and autoscaler-blind-spot not run: harness/kind/third-party.yaml has pins without a sha256 or digest; record them with 'cargo run -p harness -- pins lock' (needs internet), review the diff, commit, and run again" >&2
+if unlocked; then
+    echo "e2e-kind: ingress-hot-podding and autoscaler-blind-spot not run: harness/kind/third-party.yaml has pins without a sha256 or digest; record them with 'cargo run -p harness -- pins lock' (needs internet), review the diff, commit, and run again (or E2E_LOCK_PINS=1 for this run only)" >&2
     exit 2
 fi
 run_on_kind ingress-hot-podding ingress_hot_podding_on_kind
