@@ -16,11 +16,10 @@ use harness_core::workload_args::loadbalancer_args;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     ContainerPort, EnvVar, EnvVarSource, ObjectFieldSelector, PodSpec, PodTemplateSpec, Service,
-    ServiceAccount, ServicePort, ServiceSpec,
+    ServiceAccount,
 };
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::deployment::{base_container, identity_env};
 use super::{
@@ -195,18 +194,11 @@ pub fn objects(
     };
     let service = Service {
         metadata: meta(scenario, run_id, role_labels.clone()),
-        spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".to_owned()),
-            selector: Some(selector()),
-            ports: Some(vec![ServicePort {
-                name: Some("http".to_owned()),
-                port: i32::from(SERVICE_PORT),
-                target_port: Some(IntOrString::Int(i32::from(LB_PORT))),
-                protocol: Some("TCP".to_owned()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }),
+        spec: Some(super::service::http_cluster_ip(
+            selector(),
+            SERVICE_PORT,
+            LB_PORT,
+        )),
         ..Default::default()
     };
     Ok(Some(LbObjects {

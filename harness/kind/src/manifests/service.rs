@@ -50,18 +50,30 @@ pub fn service(scenario: &Scenario, run_id: &str) -> Service {
             ..Default::default()
         },
         spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".to_owned()),
-            selector: Some(selector_labels(scenario)),
-            ports: Some(vec![ServicePort {
-                name: Some("http".to_owned()),
-                port: i32::from(SERVICE_PORT),
-                target_port: Some(IntOrString::Int(i32::from(target))),
-                protocol: Some("TCP".to_owned()),
-                ..Default::default()
-            }]),
             traffic_distribution,
-            ..Default::default()
+            ..http_cluster_ip(selector_labels(scenario), SERVICE_PORT, target)
         }),
+        ..Default::default()
+    }
+}
+
+/// A ClusterIP Service's spec with one TCP port `http`, `port` → `target_port`, for the pods
+/// `selector` picks: the service's, the load balancer's and the ingress controller's.
+pub(crate) fn http_cluster_ip(
+    selector: BTreeMap<String, String>,
+    port: u16,
+    target_port: u16,
+) -> ServiceSpec {
+    ServiceSpec {
+        type_: Some("ClusterIP".to_owned()),
+        selector: Some(selector),
+        ports: Some(vec![ServicePort {
+            name: Some("http".to_owned()),
+            port: i32::from(port),
+            target_port: Some(IntOrString::Int(i32::from(target_port))),
+            protocol: Some("TCP".to_owned()),
+            ..Default::default()
+        }]),
         ..Default::default()
     }
 }

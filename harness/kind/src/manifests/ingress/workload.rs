@@ -35,7 +35,7 @@ use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction,
     ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, SeccompProfile,
-    SecurityContext, Service, ServicePort, ServiceSpec,
+    SecurityContext, Service,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -111,18 +111,11 @@ fn labelled(plan: &IngressPlan<'_>, name: &str) -> ObjectMeta {
 pub fn service(plan: &IngressPlan<'_>) -> Service {
     Service {
         metadata: labelled(plan, CONTROLLER),
-        spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".to_owned()),
-            selector: Some(selector()),
-            ports: Some(vec![ServicePort {
-                name: Some("http".to_owned()),
-                port: i32::from(SERVICE_PORT),
-                target_port: Some(IntOrString::Int(i32::from(HTTP_PORT))),
-                protocol: Some("TCP".to_owned()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }),
+        spec: Some(crate::manifests::service::http_cluster_ip(
+            selector(),
+            SERVICE_PORT,
+            HTTP_PORT,
+        )),
         ..Default::default()
     }
 }
