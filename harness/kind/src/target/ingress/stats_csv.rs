@@ -138,6 +138,38 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_freed_through_the_runtime_api_keeps_its_pod_name_and_is_not_listed() {
+        // `execDisableEndpoint` leaves the server's name (here a pod's, with
+        // `backend-server-naming: pod`) and moves it to maintenance at the placeholder.
+        let csv = "# pxname,svname,status,addr,\n\
+            ns_svc_8081,flagsvc-a,UP,10.244.1.5:8081,\n\
+            ns_svc_8081,flagsvc-b,MAINT,127.0.0.1:1023,\n\
+            ns_svc_8081,flagsvc-c,UP,10.244.2.9:8081,\n";
+        let servers = backend_servers(csv, "ns_svc_8081").unwrap();
+        let listed: Vec<&str> = servers
+            .iter()
+            .filter(|s| s.is_listed())
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(listed, ["flagsvc-a", "flagsvc-c"]);
+        // Parked at the placeholder but not (yet) shown in maintenance: still not listed.
+        let parked = StatsServer {
+            name: "srv004".into(),
+            addr: Some(EMPTY_SLOT_ADDR.into()),
+            status: "no check".into(),
+        };
+        assert!(!parked.is_listed());
+        // Without `stats show-legends` there is no address: only the status decides.
+        let no_addr = StatsServer {
+            name: "flagsvc-d".into(),
+            addr: None,
+            status: "UP".into(),
+        };
+        assert!(no_addr.is_listed());
+        assert_eq!(no_addr.ip(), None);
+    }
+
+    #[test]
     fn bad_input_says_what_is_missing() {
         assert_eq!(
             backend_servers("pxname,svname\n", "b"),
