@@ -1,23 +1,36 @@
 //! The controller's global ConfigMap (`--configmap`): every key haproxy-ingress v0.16 reads
-//! from it that the scenario decides, and the rewrite comment the churn changes. Keys and
-//! meanings: `docs/content/en/docs/configuration/keys.md` (v0.16 docs):
+//! from it that the scenario decides, and the rewrite comment the churn changes. Keys, scopes
+//! and defaults: `docs/content/en/docs/configuration/keys.md` of the v0.16 branch (the copy that
+//! lists `peers-table-global`, added in v0.16.0-alpha.2):
 //! - `balance-algorithm` (Backend, default `random(2)` since v0.16, PR #1282): the scenario's
 //!   `settings.balance()`, as HAProxy's keyword (`roundrobin`, `random(2)`);
-//! - `backend-server-naming: pod` (Backend, since v0.8.1): servers are named after their pods,
-//!   which is how the runtime reads a server's pod from HAProxy's stats;
-//! - `dynamic-scaling` (Global, default `true`) and `backend-server-slots-increment`
-//!   (Backend): the scenario's v0.16 slots; `slots-min-free: 0` (Backend, default `6`, since
-//!   v0.8) so a reload sizes the backend to the smallest multiple of the increment, as the
-//!   harness' model does (harness/core/src/ingress/slots.rs, `plan_slots`) — upstream's default
-//!   would keep six more empty slots on every reload;
+//! - `backend-server-naming: pod` (Backend, default `sequence`): servers are named after their
+//!   pods (`pkg/haproxy/types/backend.go`, `AddEndpoint`: the last part of the endpoint's
+//!   `targetRef`), which is how the runtime reads a server's pod from HAProxy's stats;
+//! - `dynamic-scaling` (Backend, default `true`) and `backend-server-slots-increment` (Backend,
+//!   default `1`): the scenario's v0.16 slots;
+//! - `slots-min-free: 0` (Backend): v0.16's default too (keys.md's table says `0`, and the
+//!   converter's defaults no longer set the key, which reads as 0; `6` was the default of older
+//!   releases), written out so the rendered ConfigMap says what the harness' model assumes:
+//!   a reload sizes the backend to the smallest multiple of the increment that holds the
+//!   endpoints, at least one increment (`pkg/haproxy/dynupdate.go`, `alignSlots`;
+//!   harness/core/src/ingress/slots.rs, `plan_slots`);
 //! - `http-port` / `https-port` (Frontend, defaults `80`/`443`): [`super::HTTP_PORT`] and
 //!   [`super::HTTPS_PORT`], above 1023 for a non-root HAProxy; `healthz-port` (Global, default
 //!   `10253`) and `stats-port` (Global, default `1936`) written out as the probes and the
 //!   runtime use them;
-//! - `timeout-server` (Backend): the scenario's `load.requestTimeout` (data-plane time, not
-//!   scaled), in milliseconds (HAProxy's time format);
+//! - `timeout-server` (Backend, default `50s`): the scenario's `load.requestTimeout`
+//!   (data-plane time, not scaled), in milliseconds (HAProxy's time format);
 //! - `ssl-redirect: false` (Path, default `true`): plain HTTP only;
-//! - [`super::REWRITE_KEY`] (`config-global`): `# harness rewrite <generation>`.
+//! - [`super::REWRITE_KEY`] (`config-global`, Global): `# harness rewrite <generation>`.
+//!
+//! Left at their defaults: `stats-auth` (no auth: the observer reads the stats page without
+//! credentials), `bind-ip-addr-stats` / `bind-ip-addr-healthz` (empty: HAProxy binds `:<port>`,
+//! every IPv4 address, so the API server's pod proxy reaches them on the pod IP), `use-chroot`
+//! and `use-haproxy-user` (both `false`) with `username`/`groupname` unset: no `chroot`, `user`
+//! or `group` in `global`, nothing that needs root (`pkg/converters/ingress/annotations/global.go`,
+//! `buildGlobalSecurity`: a user is written only when both names are set or
+//! `use-haproxy-user` is on).
 
 use std::collections::BTreeMap;
 

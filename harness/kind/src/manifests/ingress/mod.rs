@@ -58,23 +58,33 @@ pub const HTTP_PORT: u16 = 8080;
 pub const HTTPS_PORT: u16 = 8443;
 /// The port of the ClusterIP Service `haproxy-ingress` that generators `via: ingress` send to.
 pub const SERVICE_PORT: u16 = 80;
-/// HAProxy's statistics listener (`stats-port`, the upstream default).
+/// HAProxy's statistics listener (`stats-port`, the upstream default; keys.md v0.16).
 pub const STATS_PORT: u16 = 1936;
-/// The statistics as CSV: the template's `listen stats` has `stats uri /`
-/// (`rootfs/etc/templates/haproxy/haproxy.tmpl`, "Stats"), and HAProxy serves the CSV form of
-/// a stats page at its URI followed by `;csv`.
+/// The statistics as CSV: the template's `listen stats` binds `<bind-ip-addr-stats>:<stats-port>`
+/// (empty address by default: every IPv4 address, so the pod proxy reaches it on the pod IP),
+/// has `stats uri /` and `stats show-legends` (without which HAProxy leaves the CSV's `addr`
+/// empty), and asks for a password only when `stats-auth` is set (default: no auth)
+/// (`rootfs/etc/templates/haproxy/haproxy.tmpl`, "Stats"; `buildGlobalStats` in
+/// `pkg/converters/ingress/annotations/global.go`). HAProxy serves the CSV form of a stats page
+/// at its URI followed by `;csv`. Unverified at v0.16 itself: the index holds the template only
+/// at older commits (`009c1139…`, `d2c86bb8…`); the section is the same in both and the v0.16
+/// converter still fills the same `Stats` fields.
 pub const STATS_CSV_PATH: &str = "/;csv";
-/// The controller's own `/healthz` (and `/metrics`) listener, `--healthz-addr` default `:10254`.
+/// The controller's own `/healthz` (and `/metrics`) listener, `--healthz-addr` default `:10254`
+/// (every address; `command-line.md` v0.16, "Stats"; no authentication on it:
+/// `pkg/controller/services/svchealthz.go`).
 pub const HEALTHZ_PORT: u16 = 10254;
 /// HAProxy's `/healthz` monitor listener (`healthz-port`, the upstream default `10253`), what
 /// the chart's liveness and readiness probes ask.
 pub const HAPROXY_HEALTHZ_PORT: u16 = 10253;
 /// The ConfigMap key whose rewrite reloads HAProxy and changes nothing else: `config-global`
-/// is copied line by line to the end of HAProxy's `global` section (keys.md, "Configuration
-/// snippet"; `haproxy.tmpl`, `range $global.CustomConfig`), so a changed `#` comment line makes
-/// a new `haproxy.cfg`; a change outside the backends cannot be applied through the runtime
-/// API, so the controller reloads HAProxy (`pkg/haproxy/dynupdate.go`, `checkConfigPair`:
-/// "diff outside backends").
+/// becomes the global's `CustomConfig` lines (`pkg/converters/ingress/annotations/global.go`,
+/// `buildGlobalCustomConfig`), copied to the end of HAProxy's `global` section (keys.md,
+/// "Configuration snippet"; `haproxy.tmpl`, `range $global.CustomConfig`), so a changed `#`
+/// comment line makes a new `haproxy.cfg`; a global that differs from the last one cannot be
+/// applied through the runtime API, so the controller reloads HAProxy and counts a `full`
+/// update (`pkg/haproxy/dynupdate.go`, `checkConfigChange`: "diff outside backends:
+/// [global]"; `pkg/haproxy/instance.go`, `IncUpdateFull`).
 pub const REWRITE_KEY: &str = "config-global";
 /// The IngressClass controller name haproxy-ingress watches without `--controller-class`.
 pub const CONTROLLER_NAME: &str = "haproxy-ingress.github.io/controller";
@@ -196,9 +206,9 @@ pub fn pod_name(replica: u32) -> String {
 
 /// The HAProxy server name of an empty slot (0-based `slot`): with `backend-server-naming:
 /// pod`, filled slots carry the pod's name, empty ones keep the sequence name `srvNNN` of their
-/// position (`pkg/haproxy/types/backend.go`, `addEndpoint`: `fmt.Sprintf("srv%03d",
-/// len(b.Endpoints)+1)` when no name applies; keys.md, "Backend server naming": "empty slots
-/// would still be named as sequences").
+/// position (`pkg/haproxy/types/backend.go`, `AddEmptyEndpoint` → `AddEndpoint` with no
+/// target ref → `sanitizeName`: `fmt.Sprintf("srv%03d", len(b.Endpoints)+1)`; keys.md,
+/// "Backend server naming": "empty slots would still be named as sequences").
 pub fn empty_slot_name(slot: usize) -> String {
     format!("srv{:03}", slot + 1)
 }

@@ -5,13 +5,22 @@
 //!   permission to namespace and node apis", v0.16.0-beta.2); Pods and Services
 //!   get/list/watch; Ingresses and IngressClasses get/list/watch; Events create/patch;
 //!   `ingresses/status` update. The chart's Gateway API rule is left out: the controller runs
-//!   with `--watch-gateway=false` and never reads those resources. IngressClasses, Nodes and
-//!   Namespaces are cluster-scoped, so the grant is a ClusterRole even though the controller
-//!   watches one namespace (`--watch-namespace`). Its name and its binding's carry the
-//!   namespace, so two runs in a cluster cannot clash.
+//!   with `--watch-gateway=false` and never reads those resources. So is the v0.16 chart's
+//!   ReplicaSets/DaemonSets read (PR #94): the controller reads its pod's owner only when it is
+//!   a ReplicaSet or a DaemonSet (`pkg/controller/config/config.go`,
+//!   `getControllerPodSelector`), and these pods' owner is a StatefulSet. IngressClasses, Nodes
+//!   and Namespaces are cluster-scoped, so the grant is a ClusterRole even though the
+//!   controller watches one namespace (`--watch-namespace`). Its name and its binding's carry
+//!   the namespace, so two runs in a cluster cannot clash.
 //! - Role in the run's namespace: Leases get/create/update; Pods, Secrets, Namespaces get;
 //!   ConfigMaps and Endpoints get/create/update (leader election and status; with
 //!   `--update-status=false` there is no election, the grant is the chart's as is).
+//!
+//! What was read: the chart copies `036b776d…` (`clusterrole.yaml`) and `3fef028b…`
+//! (`role.yaml`) in the index, older than v0.16, which have every rule above except the
+//! EndpointSlices, Namespaces list/watch and Leases ones; those three follow the CHANGELOG's
+//! chart notes and v0.16's code (EndpointSlices are the only endpoint API v0.16 reads,
+//! CHANGELOG-v0.16 "v0.16.0-alpha.1") and are not checked against the v0.16 chart itself.
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{

@@ -5,26 +5,49 @@
 //! once. The ClusterIP Service `haproxy-ingress` (port [`super::SERVICE_PORT`] → HAProxy's
 //! [`super::HTTP_PORT`]) is what generators `via: ingress` send to.
 //!
-//! The pod follows the chart's: `POD_NAME`/`POD_NAMESPACE` from the Downward API (mandatory
-//! since v0.16, PR #1287), the controller's ServiceAccount, liveness and readiness `GET
-//! /healthz` on HAProxy's monitor port [`super::HAPROXY_HEALTHZ_PORT`] (chart values:
-//! liveness after 60 s, readiness after 10 s, every 10 s, 3 failures; these are the
-//! controller's own and not scenario time, so they are not scaled), termination grace 60 s.
-//! Security for Pod Security "restricted": the image's user `99` (v0.16.1 sets it numerically,
-//! CHANGELOG-v0.16 "v0.16.1"), non-root, no privilege escalation, every capability dropped
-//! (HAProxy binds ports above 1023 only), `RuntimeDefault` seccomp. The root filesystem stays
-//! writable: the controller writes `haproxy.cfg`, maps and sockets under `/etc/haproxy`,
-//! `/var/lib/haproxy` and `/var/run/haproxy`, directories the image owns to that user (the
-//! standard does not require a read-only root).
+//! The pod follows the chart's: `POD_NAME`/`POD_NAMESPACE` from the Downward API (v0.16.0-alpha.1
+//! made them mandatory, PR #1287, and the same release made them optional again, PR #1290;
+//! v0.16's `pkg/controller/config/config.go` reads them to find the controller's own pod and
+//! its pod selector, which status updates and peers use). A StatefulSet owner is not one the
+//! selector lookup knows (`getControllerPodSelector` reads ReplicaSets and DaemonSets): it logs
+//! that and falls back to the pod's labels without `controller-revision-hash` and
+//! `statefulset.kubernetes.io/pod-name`, i.e. every replica — nothing here uses it. The
+//! controller's ServiceAccount; liveness and readiness `GET /healthz` on HAProxy's monitor port
+//! [`super::HAPROXY_HEALTHZ_PORT`] (chart `values.yaml` `controller.livenessProbe` /
+//! `readinessProbe`: path `/healthz`, port `10253`, liveness after 60 s, readiness after 10 s,
+//! every 10 s, timeout 1 s, 3 failures — read from the chart copy `0098ab15…`, a v0.14 chart
+//! line; the v0.16 chart's values are not in the index; these are the controller's own timings
+//! and not scenario time, so they are not scaled), termination grace 60 s (same values file).
 //!
-//! Flags (`docs/content/en/docs/configuration/command-line.md`, v0.16;
-//! `pkg/controller/config/config.go`):
-//! - `--configmap=<ns>/haproxy-ingress`, `--watch-namespace=<ns>` (only the run's Ingresses,
-//!   Services and EndpointSlices), `--controller-class=<ns>` (the run's IngressClass);
-//! - `--update-status=false` and `--watch-gateway=false`: both default to `true` and each
-//!   enforces a leader election (`election := opt.UpdateStatus || opt.AcmeServer ||
-//!   opt.WatchGateway`); with both off, no replica is a leader and none needs Leases;
-//! - `--sort-endpoints-by=<x>` when the scenario sets it, `--sort-backends` when it sets that;
+//! Security for Pod Security "restricted": the image's user `99` (v0.16.1 names it
+//! numerically, CHANGELOG-v0.16 "v0.16.1", PR #1431: "The UID continues the same"), non-root,
+//! no privilege escalation, every capability dropped (HAProxy binds ports above 1023 only),
+//! `RuntimeDefault` seccomp. The root filesystem stays writable and no volume is mounted: the
+//! controller creates and writes `haproxy.cfg`, maps, certificates and sockets under
+//! `/etc/haproxy`, `/var/lib/haproxy` and `/var/run/haproxy` (config.go, `defaultDir*` and
+//! `os.MkdirAll`). That user 99 may write there is inferred, not read: the image has always
+//! started as that user and the chart's default pod (before v0.16.1) mounts nothing over those
+//! directories; the v0.16 Dockerfile itself is not in the index (its older copies chown `/run`,
+//! `/var/lib/haproxy` and `/etc/haproxy` to the `haproxy` user). v0.16.1's chart mounts
+//! emptyDirs on the writable folders (charts PR #106) for read-only root filesystems, which
+//! this pod does not use.
+//!
+//! Flags (`docs/content/en/docs/configuration/command-line.md` of the v0.16 branch, the copy
+//! that lists `--disable-ingress-class-api`; `pkg/controller/config/config.go`):
+//! - `--configmap=<ns>/haproxy-ingress` (read once at start: a missing ConfigMap stops the
+//!   controller), `--watch-namespace=<ns>` (only the run's Ingresses, Services and
+//!   EndpointSlices; config.go lists the namespace's Ingresses at start; IngressClasses are
+//!   cluster-scoped and still listed and watched, `--disable-ingress-class-api` being off),
+//!   `--controller-class=<ns>` (the IngressClass `spec.controller`
+//!   `haproxy-ingress.github.io/controller/<ns>`: config.go appends `/` and the suffix);
+//! - `--update-status=false` and `--watch-gateway=false`: both default to `true` (the
+//!   command-line table said `false` for `--watch-gateway` until v0.16.1 fixed the doc, PR
+//!   #1457; its text and config.go say `true`) and each enforces a leader election
+//!   (`election := opt.UpdateStatus || opt.AcmeServer || opt.WatchGateway`); with both off, no
+//!   replica is a leader and none needs Leases;
+//! - `--sort-endpoints-by=<x>` when the scenario sets it (config.go accepts
+//!   `ep|endpoint|ip|name|random`), `--sort-backends` when it sets that (`name` when
+//!   `--sort-endpoints-by` is not given);
 //! - `--rate-limit-update=<r>` ([`rate_limit_update`]).
 
 use std::collections::BTreeMap;
@@ -48,8 +71,9 @@ use super::{
 
 /// The image's numeric user (haproxy-ingress v0.16.1 `USER 99`).
 pub const CONTROLLER_USER: i64 = 99;
-/// `--rate-limit-update`'s documented bounds, in updates per second (config.go refuses
-/// below 0.05 and above 10).
+/// `--rate-limit-update`'s accepted bounds, in updates per second
+/// (`pkg/controller/config/config.go` refuses below 0.05, "Use at least 0.05", and above 10,
+/// "max is 10").
 pub const RATE_LIMIT_BOUNDS: (f64, f64) = (0.05, 10.0);
 /// `--rate-limit-update`'s default: one update every two seconds (of Kubernetes time here).
 pub const DEFAULT_RATE_LIMIT: f64 = 0.5;

@@ -8,9 +8,9 @@ use harness_core::engine::TimeScale;
 use harness_core::scenario::model::{Action, IngressReplicas, Scenario};
 
 /// The most configuration updates per second haproxy-ingress accepts for
-/// `--rate-limit-update` (docs/content/en/docs/configuration/command-line.md,
-/// "--rate-limit-update": "The highest one is `10`"): two rewrites closer than this would be
-/// merged into one update by the controller's rate limiter.
+/// `--rate-limit-update` (`pkg/controller/config/config.go` refuses more: "rate limit update
+/// is too high ... (max is 10)"): two rewrites closer than this would be merged into one
+/// update by the controller's rate limiter.
 pub const MAX_UPDATES_PER_SECOND: f64 = 10.0;
 
 /// The kind target's ingress refusals at `time_scale`, each naming the field and the fix.

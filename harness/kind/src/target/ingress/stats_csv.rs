@@ -2,19 +2,22 @@
 //! the servers of one backend, in the order HAProxy holds them, which is the order the
 //! controller rendered them into `haproxy.cfg` (runtime-API updates change a server in place).
 //!
-//! Format: HAProxy 2.6 management guide, section 9.1 "CSV format": the first line is the
-//! header `# pxname,svname,...`, then one line per proxy and server; `pxname` is the proxy
-//! (backend) name, `svname` the server name or `FRONTEND`/`BACKEND` for the proxy's own
-//! aggregate lines, `status` the server's state (`UP`, `DOWN`, `no check`, `MAINT`, `DRAIN`,
-//! ...), `addr` its `address:port` — reported only with `stats show-legends`, which
-//! haproxy-ingress' template sets in `listen stats` (rootfs/etc/templates/haproxy/haproxy.tmpl,
-//! section "Stats"). Columns are found by their header name, not their position, so fields
-//! added by later HAProxy versions do not move them.
+//! Format: HAProxy management guide, section 9.1 "CSV format" (the same in 2.6 and in 2.8, the
+//! HAProxy v0.16.1 embeds): the first line is the header `# pxname,svname,...`, then one line
+//! per proxy and server; `pxname` is the proxy (backend) name, `svname` the server name or
+//! `FRONTEND`/`BACKEND` for the proxy's own aggregate lines, `status` the server's state (`UP`,
+//! `DOWN`, `no check`, `MAINT`, `DRAIN`, ...), `addr` its `address:port` — filled only when
+//! the stats page has `stats show-legends` (HAProxy `src/stats.c`: the `addr` field is set
+//! under `flags & STAT_SHLGNDS`), which haproxy-ingress' template sets in `listen stats`
+//! (rootfs/etc/templates/haproxy/haproxy.tmpl, section "Stats"). Columns are found by their
+//! header name, not their position, so fields added by later HAProxy versions do not move them.
 //!
 //! Empty slots: haproxy-ingress v0.16 pre-allocates servers for dynamic scaling; an empty one
 //! is rendered `disabled` at `127.0.0.1:1023` (pkg/haproxy/types/backend.go,
 //! `AddEmptyEndpoint`), and the runtime API puts a freed slot back into maintenance at that
-//! address. Such a slot is shown `MAINT` and is not part of the list.
+//! address (pkg/haproxy/dynupdate.go, `execDisableEndpoint`: `state maint`, `addr 127.0.0.1
+//! port 1023`, `weight 0`), keeping the server's name. Such a slot is shown `MAINT` and is not
+//! part of the list.
 
 /// One server line of a backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +135,38 @@ mod tests {
             .collect();
         assert_eq!(listed, ["flagsvc-a", "flagsvc-b"]);
         assert_eq!(servers[2].ip(), Some("10.244.2.7"));
+    }
+
+    #[test]
+    fn a_slot_freed_through_the_runtime_api_keeps_its_pod_name_and_is_not_listed() {
+        // `execDisableEndpoint` leaves the server's name (here a pod's, with
+        // `backend-server-naming: pod`) and moves it to maintenance at the placeholder.
+        let csv = "# pxname,svname,status,addr,\n\
+            ns_svc_8081,flagsvc-a,UP,10.244.1.5:8081,\n\
+            ns_svc_8081,flagsvc-b,MAINT,127.0.0.1:1023,\n\
+            ns_svc_8081,flagsvc-c,UP,10.244.2.9:8081,\n";
+        let servers = backend_servers(csv, "ns_svc_8081").unwrap();
+        let listed: Vec<&str> = servers
+            .iter()
+            .filter(|s| s.is_listed())
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(listed, ["flagsvc-a", "flagsvc-c"]);
+        // Parked at the placeholder but not (yet) shown in maintenance: still not listed.
+        let parked = StatsServer {
+            name: "srv004".into(),
+            addr: Some(EMPTY_SLOT_ADDR.into()),
+            status: "no check".into(),
+        };
+        assert!(!parked.is_listed());
+        // Without `stats show-legends` there is no address: only the status decides.
+        let no_addr = StatsServer {
+            name: "flagsvc-d".into(),
+            addr: None,
+            status: "UP".into(),
+        };
+        assert!(no_addr.is_listed());
+        assert_eq!(no_addr.ip(), None);
     }
 
     #[test]

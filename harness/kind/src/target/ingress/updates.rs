@@ -1,15 +1,18 @@
 //! How many configuration updates a replica's controller applied, from its Prometheus metrics
-//! (`GET /metrics` on the controller's `--healthz-port`): the counter
-//! `haproxyingress_updates_total{status}`, where `full` counts the updates that rewrote
-//! `haproxy.cfg` and reloaded HAProxy, `dynamic` those applied through HAProxy's runtime API
-//! without a reload, and `noop` those that changed nothing (haproxy-ingress
-//! pkg/controller/services/metrics.go, `updatesCounter`: "Cumulative number of Ingress
-//! controller updates. Status can be noop, dynamic, full."; pkg/haproxy/instance.go counts
-//! `full` in `Reload` and `dynamic` when the updater sent runtime-API commands).
+//! (`GET /metrics` on the controller's `--healthz-addr`, default `:10254`, no authentication;
+//! `pkg/controller/services/svchealthz.go`): the counter `haproxyingress_updates_total{status}`
+//! (namespace `haproxyingress`), where `full` counts the updates that rewrote `haproxy.cfg` and
+//! reloaded HAProxy, `dynamic` those applied through HAProxy's runtime API without a reload,
+//! and `noop` those that changed nothing (haproxy-ingress pkg/controller/services/metrics.go,
+//! `updatesCounter`: "Cumulative number of Ingress controller updates. Status can be noop,
+//! dynamic, full."; pkg/haproxy/instance.go counts `full` in `Reload`, before HAProxy is asked
+//! to reload — a reload that fails counts too — and `dynamic` when the updater sent
+//! runtime-API commands).
 //!
 //! A `full` increment is the reload signal the observer uses: each replica's controller
 //! reloads its own HAProxy, so the counter of that pod is the number of HAProxy reloads of that
-//! replica. A counter going backwards means a new controller process (a restarted container).
+//! replica (the first, at start, included). A counter going backwards means a new controller
+//! process (a restarted container).
 
 /// The controller's update counters at one scrape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
