@@ -7,7 +7,8 @@
 # - topology-skew (incident 1, fixed 0);
 # - rollout-502 (incident 1, fixed 0, distroless 1, slow-registration 1, readiness-gate 0);
 # - ingress-hot-podding at --time-scale 1 with the real haproxy-ingress v0.16 controller
-#   (v0-16-roundrobin-ip 1, v0-16-roundrobin-random 0, v0-16 0, v0-16-default 1; incident and
+#   (v0-16-roundrobin-ip 1, v0-16-roundrobin-random 0, v0-16 0, v0-16-default completes with its
+#   verdict printed: HAProxy 2.8's random(2) is unverified; incident and
 #   fixed, v0.6 and v0.7, refused with exit 2), whose image is pulled by its pinned digest;
 # - autoscaler-blind-spot (incident 1, fixed 0), which installs prometheus-operator and KEDA from
 #   their pinned releases.

@@ -181,7 +181,8 @@ pub enum Ordering {
     ShuffledPerReload,
     /// The Endpoints object's order: Kubernetes sorts addresses by IP, byte-wise.
     EndpointsObject,
-    /// Numerically by IP, then port.
+    /// By IP as a string, byte-wise (`--sort-endpoints-by=ip`: Go's `<` on the endpoint's IP
+    /// string in haproxy-ingress' `sortEndpoints`); `10.244.1.10` comes before `10.244.1.9`.
     ByIp,
     /// By server name.
     ByName,

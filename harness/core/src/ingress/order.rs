@@ -40,7 +40,10 @@ pub fn render_order(
         Ordering::ShuffledPerReload => out.shuffle(rng),
         // `LessEndpointAddress`: bytes.Compare on the IP *string*.
         Ordering::EndpointsObject => out.sort_by_key(|e| e.ip.to_string()),
-        Ordering::ByIp => out.sort_by_key(|e| (e.ip, e.port)),
+        // haproxy-ingress `sortEndpoints("ip")` (pkg/haproxy/types/backend.go, the same in the
+        // v0.11-era and v0.16-era copies): `sort.Slice` with `ep[i].IP < ep[j].IP`, Go's `<` on
+        // the IP *string*, byte-wise. One endpoint per IP: no ties, so stability is moot.
+        Ordering::ByIp => out.sort_by_key(|e| e.ip.to_string()),
         Ordering::ByName => out.sort_by(|a, b| a.pod.cmp(&b.pod)),
     }
     out
@@ -155,10 +158,11 @@ mod tests {
             order(SortEndpointsBy::Endpoint, &mut rng),
             ["pod-1", "pod-2", "pod-3", "pod-0"]
         );
-        // Numeric: .2 < .9 < .10 < .30.
+        // As strings, as Go's `<` on the IP field compares them: "…1.10" < "…1.2" < "…1.30"
+        // < "…1.9" (numerically it would be .2 < .9 < .10 < .30).
         assert_eq!(
             order(SortEndpointsBy::Ip, &mut rng),
-            ["pod-2", "pod-0", "pod-1", "pod-3"]
+            ["pod-1", "pod-2", "pod-3", "pod-0"]
         );
         assert_eq!(
             order(SortEndpointsBy::Name, &mut rng),
@@ -179,7 +183,7 @@ mod tests {
         };
         assert_eq!(
             pods(&render_order(&both, &endpoints(), &mut rng)),
-            ["pod-2", "pod-0", "pod-1", "pod-3"]
+            ["pod-1", "pod-2", "pod-3", "pod-0"]
         );
     }
 
