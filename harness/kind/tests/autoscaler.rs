@@ -274,7 +274,7 @@ fn rendered_autoscaler_objects_match_the_goldens() {
         let objects = autoscaler::render(&scenario, "golden", TimeScale::new(scale).unwrap())
             .unwrap()
             .unwrap();
-        let text = autoscaler::to_yaml(&objects);
+        let text = harness_kind::manifests::values_to_yaml(&objects);
         let path = repo("harness/kind/tests/golden").join(golden);
         if update {
             std::fs::write(&path, &text).unwrap();

@@ -13,7 +13,7 @@ use std::time::Duration;
 use harness_core::measure::{EventKind, IngressCause, IngressChange};
 use harness_kind::api::KubeApi;
 use harness_kind::observer::Observer;
-use harness_kind::target::ingress::churn::{self, ChurnSetup, RenderConfigMap, RestartDraws};
+use harness_kind::target::ingress::churn::{self, ChurnSetup, RestartDraws};
 use harness_kind::target::ingress::intents::Intents;
 use harness_kind::target::ingress::observe::{self, ObserveSetup};
 use harness_kind::watch::Recorder;
@@ -276,22 +276,17 @@ async fn the_observer_ends_at_its_deadline() {
     assert!(server.calls().len() >= 2);
 }
 
-fn render() -> RenderConfigMap {
-    Arc::new(|generation| ConfigMap {
+/// The controller's ConfigMap as deployed (generation 0).
+fn deployed_config_map() -> ConfigMap {
+    ConfigMap {
         metadata: ObjectMeta {
             name: Some("haproxy-ingress".into()),
             namespace: Some(NS.into()),
             ..Default::default()
         },
-        data: Some(
-            [(
-                "config-global".to_owned(),
-                format!("# harness rewrite {generation}"),
-            )]
-            .into(),
-        ),
+        data: Some([("config-global".to_owned(), "# harness rewrite 0".to_owned())].into()),
         ..Default::default()
-    })
+    }
 }
 
 #[tokio::test]
@@ -327,7 +322,7 @@ async fn the_churn_rewrites_at_its_interval_and_restarts_the_seeded_picks() {
         churn::churn(
             api,
             setup,
-            render(),
+            deployed_config_map(),
             intents.clone(),
             recorder.clone(),
             CancellationToken::new(),

@@ -119,10 +119,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     let autoscaler = manifests::autoscaler::render(scenario, &args.run_id, scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
     if let Some(autoscaler) = autoscaler {
-        write(
-            "autoscaler.yaml",
-            &manifests::autoscaler::to_yaml(&autoscaler),
-        )?;
+        write("autoscaler.yaml", &manifests::values_to_yaml(&autoscaler))?;
         let table = harness_kind::third_party::PinTable::builtin()
             .map_err(|e| Failure::Infrastructure(e.into()))?;
         let mut releases = String::from(
@@ -154,7 +151,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
             manifests::ingress::IngressPlan::new(scenario, &args.run_id, image, time_scale)
         {
             let objects = manifests::ingress::objects(&plan);
-            write("ingress.yaml", &manifests::ingress::to_yaml(&objects))?;
+            write("ingress.yaml", &manifests::values_to_yaml(&objects))?;
         }
         let line = format!(
             "# The ingress controller's image a kind run pulls (harness/kind/third-party.yaml)

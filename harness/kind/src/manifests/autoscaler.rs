@@ -345,33 +345,6 @@ pub fn reporter_name(reporter: Reporter) -> &'static str {
     }
 }
 
-/// The objects as a multi-document YAML stream with `# kind-name` comments.
-pub fn to_yaml(objects: &[Value]) -> String {
-    let mut out = String::new();
-    for o in objects {
-        out.push_str("---\n# ");
-        out.push_str(&document_name(o));
-        out.push('\n');
-        out.push_str(&super::yaml(o));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// `kind-name` in lower case (`scaledobject-flagsvc`).
-pub fn document_name(object: &Value) -> String {
-    format!(
-        "{}-{}",
-        object["kind"]
-            .as_str()
-            .unwrap_or("object")
-            .to_ascii_lowercase(),
-        object["metadata"]["name"].as_str().unwrap_or("unnamed")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -275,18 +275,47 @@ impl Manifests {
 
     /// Every object in apply order as one multi-document YAML stream.
     pub fn to_yaml(&self) -> String {
-        let mut out = String::new();
-        for (name, text) in self.documents() {
-            out.push_str("---\n# ");
-            out.push_str(&name);
-            out.push('\n');
-            out.push_str(&text);
-            if !text.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        out
+        yaml_stream(self.documents())
     }
+}
+
+/// Named YAML documents as one stream, each after `---` and a `# name` comment.
+fn yaml_stream(documents: impl IntoIterator<Item = (String, String)>) -> String {
+    let mut out = String::new();
+    for (name, text) in documents {
+        out.push_str("---\n# ");
+        out.push_str(&name);
+        out.push('\n');
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Objects (JSON values with `apiVersion` and `kind`, in apply order) as one YAML stream, each
+/// named `# NN-kind-name` as in `manifests.yaml`: the autoscaler's and the ingress
+/// controller's objects in `harness plan`'s output and the goldens.
+pub fn values_to_yaml(objects: &[serde_json::Value]) -> String {
+    yaml_stream(
+        objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (format!("{:02}-{}", i + 1, document_name(o)), yaml(o))),
+    )
+}
+
+/// `kind-name` in lower case (`scaledobject-flagsvc`).
+pub fn document_name(object: &serde_json::Value) -> String {
+    format!(
+        "{}-{}",
+        object["kind"]
+            .as_str()
+            .unwrap_or("object")
+            .to_ascii_lowercase(),
+        object["metadata"]["name"].as_str().unwrap_or("unnamed")
+    )
 }
 
 fn name_of(meta: &ObjectMeta) -> &str {

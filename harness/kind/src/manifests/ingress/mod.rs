@@ -37,7 +37,6 @@ use k8s_openapi::api::networking::v1::{
     IngressClassSpec, IngressRule, IngressServiceBackend, IngressSpec, ServiceBackendPort,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::DynamicObject;
 
 use super::{FLAGSVC_PORT, SIDECAR_PORT, namespace_name, run_labels};
 use crate::pins::KUBERNETES_VERSION;
@@ -232,6 +231,15 @@ pub fn config_map(plan: &IngressPlan<'_>) -> ConfigMap {
     }
 }
 
+/// `config_map` as rendered, at another rewrite `generation`: only [`REWRITE_KEY`] differs.
+pub fn config_map_at(rendered: &ConfigMap, generation: u64) -> ConfigMap {
+    let mut next = rendered.clone();
+    next.data
+        .get_or_insert_with(Default::default)
+        .insert(REWRITE_KEY.to_owned(), config::rewrite_comment(generation));
+    next
+}
+
 fn ingress_class(plan: &IngressPlan<'_>) -> IngressClass {
     IngressClass {
         metadata: meta(plan, &ingress_class_name(&plan.namespace), false),
@@ -274,52 +282,26 @@ fn ingress(plan: &IngressPlan<'_>) -> IngressObject {
     }
 }
 
-fn dynamic<T: serde::Serialize>(object: &T) -> DynamicObject {
-    // Typed k8s-openapi objects serialize with apiVersion and kind; plain data cannot fail.
-    serde_json::to_value(object)
-        .and_then(serde_json::from_value)
-        .unwrap_or_else(|_| DynamicObject {
-            types: None,
-            metadata: ObjectMeta::default(),
-            data: serde_json::Value::Null,
-        })
+fn value<T: serde::Serialize>(object: &T) -> serde_json::Value {
+    // Typed k8s-openapi objects are plain data with string keys: to JSON cannot fail.
+    serde_json::to_value(object).expect("a k8s-openapi object serializes to JSON")
 }
 
 /// Every object of the controller, in apply order: ServiceAccount, ClusterRole,
 /// ClusterRoleBinding, Role, RoleBinding, ConfigMap, IngressClass, Ingress, Service,
 /// StatefulSet.
-pub fn objects(plan: &IngressPlan<'_>) -> Vec<DynamicObject> {
+pub fn objects(plan: &IngressPlan<'_>) -> Vec<serde_json::Value> {
     let rbac = rbac::objects(plan);
     vec![
-        dynamic(&rbac.service_account),
-        dynamic(&rbac.cluster_role),
-        dynamic(&rbac.cluster_role_binding),
-        dynamic(&rbac.role),
-        dynamic(&rbac.role_binding),
-        dynamic(&config_map(plan)),
-        dynamic(&ingress_class(plan)),
-        dynamic(&ingress(plan)),
-        dynamic(&workload::service(plan)),
-        dynamic(&workload::stateful_set(plan)),
+        value(&rbac.service_account),
+        value(&rbac.cluster_role),
+        value(&rbac.cluster_role_binding),
+        value(&rbac.role),
+        value(&rbac.role_binding),
+        value(&config_map(plan)),
+        value(&ingress_class(plan)),
+        value(&ingress(plan)),
+        value(&workload::service(plan)),
+        value(&workload::stateful_set(plan)),
     ]
-}
-
-/// The objects as one multi-document YAML stream, each with a `# NN-kind-name` comment.
-pub fn to_yaml(objects: &[DynamicObject]) -> String {
-    let mut out = String::new();
-    for (i, object) in objects.iter().enumerate() {
-        let kind = object
-            .types
-            .as_ref()
-            .map(|t| t.kind.to_ascii_lowercase())
-            .unwrap_or_default();
-        let name = object.metadata.name.as_deref().unwrap_or("unnamed");
-        out.push_str(&format!("---\n# {:02}-{kind}-{name}\n", i + 1));
-        let text = serde_saphyr::to_string(object).unwrap_or_default();
-        out.push_str(&text);
-        if !text.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out
 }

@@ -13,7 +13,6 @@
 //! process in milliseconds. That time cannot scale, which is why `reloadFailureRate > 0` is
 //! refused at a time scale other than 1 ([`super::refuse`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use harness_core::measure::{EventKind, IngressCause};
@@ -25,10 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::intents::Intents;
 use crate::api::{ApiError, KubeApi};
+use crate::manifests::ingress::config_map_at;
 use crate::watch::Recorder;
-
-/// The controller's ConfigMap at a rewrite generation.
-pub type RenderConfigMap = Arc<dyn Fn(u64) -> ConfigMap + Send + Sync>;
 
 /// The seeded draws that turn reloads into restarts.
 #[derive(Debug, Clone)]
@@ -70,17 +67,19 @@ pub struct ChurnSetup {
     pub seed: u64,
 }
 
-/// Applies the ConfigMap at the next generation; every replica will reload because of `cause`.
+/// Applies `config_map` (as deployed) at the next generation; every replica will reload
+/// because of `cause`.
 pub async fn rewrite(
     api: &KubeApi,
-    render: &RenderConfigMap,
+    config_map: &ConfigMap,
     intents: &Intents,
     replicas: u32,
     cause: IngressCause,
 ) -> Result<u64, ApiError> {
     let generation = intents.next_generation();
     intents.expect_reloads(replicas, cause);
-    api.apply_namespaced(&render(generation)).await?;
+    api.apply_namespaced(&config_map_at(config_map, generation))
+        .await?;
     Ok(generation)
 }
 
@@ -118,7 +117,7 @@ pub async fn restart(
 pub async fn churn(
     api: KubeApi,
     setup: ChurnSetup,
-    render: RenderConfigMap,
+    config_map: ConfigMap,
     intents: Intents,
     recorder: Recorder,
     stop: CancellationToken,
@@ -135,7 +134,8 @@ pub async fn churn(
             () = stop.cancelled() => return,
             () = tokio::time::sleep_until(start + interval * n) => {}
         }
-        if let Err(e) = rewrite(&api, &render, &intents, replicas, IngressCause::Rewrite).await {
+        if let Err(e) = rewrite(&api, &config_map, &intents, replicas, IngressCause::Rewrite).await
+        {
             recorder.record(vec![EventKind::Note {
                 message: format!("ingress churn: rewrite {n} failed: {e}"),
             }]);

@@ -3,7 +3,6 @@
 //! the scenario's Service, a bounded wait until the StatefulSet's replicas are ready, and the
 //! [`IngressRuntime`] the observer, the churn and the actions use.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use harness_core::engine::RunContext;
@@ -33,11 +32,7 @@ pub const OBSERVE_SLACK: Duration = Duration::from_secs(600);
 /// Applies every object of the controller in order.
 pub async fn apply_objects(client: &kube::Client, plan: &IngressPlan<'_>) -> Result<(), KindError> {
     for object in ingress::objects(plan) {
-        let value = serde_json::to_value(&object).map_err(|e| KindError::Io {
-            context: "serializing the ingress controller's objects".into(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-        apply::apply_value(client, &value)
+        apply::apply_value(client, &object)
             .await
             .map_err(|e| KindError::ThirdParty(e.into()))?;
     }
@@ -82,7 +77,7 @@ pub async fn wait_ready(
 }
 
 /// The runtime of the deployed controller (`None` without `ingress`).
-pub fn runtime(scenario: &Arc<Scenario>, ctx: &RunContext, image: &str) -> Option<IngressRuntime> {
+pub fn runtime(scenario: &Scenario, ctx: &RunContext, image: &str) -> Option<IngressRuntime> {
     let plan = IngressPlan::new(scenario, &ctx.run_id, image.to_owned(), ctx.time_scale)?;
     let spec = plan.ingress;
     let namespace = plan.namespace.clone();
@@ -103,21 +98,10 @@ pub fn runtime(scenario: &Arc<Scenario>, ctx: &RunContext, image: &str) -> Optio
         reload_failure_rate: spec.reload_failure_rate,
         seed: ctx.seed,
     });
-    let (owned, run_id, image, scale) = (
-        scenario.clone(),
-        ctx.run_id.clone(),
-        image.to_owned(),
-        ctx.time_scale,
-    );
     Some(IngressRuntime {
         observe,
         churn,
-        render: Arc::new(move |generation| {
-            // The scenario has `ingress` (checked above), so the plan exists.
-            IngressPlan::new(&owned, &run_id, image.clone(), scale)
-                .map(|plan| ingress::config_map(&plan.at_generation(generation)))
-                .unwrap_or_default()
-        }),
+        config_map: ingress::config_map(&plan),
         intents: Intents::default(),
     })
 }
@@ -127,8 +111,7 @@ pub fn runtime(scenario: &Arc<Scenario>, ctx: &RunContext, image: &str) -> Optio
 pub fn cluster_scoped(plan: &IngressPlan<'_>) -> Vec<apply::ObjectRef> {
     ingress::objects(plan)
         .iter()
-        .filter_map(|o| serde_json::to_value(o).ok())
-        .filter_map(|v| apply::object_ref(&v).ok())
+        .filter_map(|v| apply::object_ref(v).ok())
         .filter(|r| r.namespace.is_none())
         .collect()
 }

@@ -17,6 +17,7 @@ pub mod updates;
 
 use harness_core::measure::IngressCause;
 use harness_core::scenario::model::{Action, IngressReplicas, Scenario};
+use k8s_openapi::api::core::v1::ConfigMap;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -26,7 +27,7 @@ use crate::api::KubeApi;
 use crate::manifests::ingress::kind_support;
 use crate::third_party::{PIN_FILE, PinError, PinTable};
 use crate::watch::Recorder;
-use churn::{ChurnSetup, RenderConfigMap};
+use churn::ChurnSetup;
 use intents::Intents;
 use observe::ObserveSetup;
 
@@ -57,7 +58,9 @@ pub struct IngressRuntime {
     pub observe: ObserveSetup,
     /// `None`: no `rewriteInterval`.
     pub churn: Option<ChurnSetup>,
-    pub render: RenderConfigMap,
+    /// The controller's ConfigMap as deployed (generation 0); the churn and `reloadIngress`
+    /// apply it at later generations ([`crate::manifests::ingress::config_map_at`]).
+    pub config_map: ConfigMap,
     pub intents: Intents,
 }
 
@@ -96,7 +99,7 @@ impl IngressRuntime {
         Some(tokio::spawn(churn::churn(
             api.clone(),
             setup,
-            self.render.clone(),
+            self.config_map.clone(),
             self.intents.clone(),
             recorder.clone(),
             stop.clone(),
@@ -121,7 +124,7 @@ impl IngressRuntime {
             Action::ReloadIngress(IngressReplicas::All) => {
                 churn::rewrite(
                     api,
-                    &self.render,
+                    &self.config_map,
                     &self.intents,
                     replicas,
                     IngressCause::Action,
