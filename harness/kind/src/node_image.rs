@@ -111,11 +111,7 @@ impl NodeImage {
 
     /// The pinned image ([`pins::NODE_IMAGE`]).
     pub fn pinned() -> NodeImage {
-        NodeImage::parse(pins::NODE_IMAGE).unwrap_or_else(|_| NodeImage {
-            reference: pins::NODE_IMAGE.to_owned(),
-            kubernetes: MIN_KUBERNETES,
-            digest: None,
-        })
+        NodeImage::parse(pins::NODE_IMAGE).expect("pins::NODE_IMAGE is a valid node image")
     }
 
     /// The image as given to `kind create cluster --image`.
@@ -176,10 +172,7 @@ pub fn refusals(scenario: &Scenario, image: &NodeImage) -> Vec<String> {
     {
         out.push(format!(
             "service.trafficDistribution {}: Kubernetes v{PREFER_SAME_MIN_KUBERNETES} or newer has it on by default (feature gate PreferSameTrafficDistribution), the node image {image} runs v{}",
-            match d {
-                TrafficDistribution::PreferSameNode => "PreferSameNode",
-                _ => "PreferSameZone",
-            },
+            crate::manifests::traffic_distribution_value(d),
             image.kubernetes()
         ));
     }

@@ -92,7 +92,8 @@ pub async fn run<T: Target>(
     if !missing.is_empty() {
         return Err(EngineError::Unsupported {
             target: target.name().to_string(),
-            missing: missing.join(", "),
+            // Refusals are whole sentences with commas of their own.
+            missing: missing.join("; "),
         });
     }
 

@@ -35,6 +35,7 @@ use crate::images::Manifest as ImageManifest;
 pub use deployment::{RESTARTED_AT, revised, rollout_patch};
 pub use generators::{generator_pod, generator_pod_name};
 pub use loadbalancer::LbObjects;
+pub use service::traffic_distribution_value;
 
 /// Every object of a run carries the run id under this label: cleanup selects by it.
 pub const RUN_ID_LABEL: &str = "harness/run-id";
