@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
+use harness_core::scenario::model::Scenario;
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::cluster::names;
 use harness_kind::node_image::{self, NodeImage};
@@ -92,6 +93,8 @@ fn label(combo: &[(String, String)]) -> String {
 pub struct Cell {
     pub label: String,
     pub overrides: Vec<Override>,
+    /// The scenario with the overrides, as checked.
+    pub scenario: Scenario,
     pub kind: KindCell,
 }
 
@@ -188,10 +191,11 @@ pub fn cells(
                 None => number,
             }
         });
-        name = scenario.name;
+        name.clone_from(&scenario.name);
         cells.push(Cell {
             label,
             overrides,
+            scenario,
             kind: KindCell {
                 node_image: image,
                 cluster_suffix,

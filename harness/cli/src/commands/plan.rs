@@ -150,12 +150,10 @@ fn matrix(args: &PlanArgs) -> Outcome {
         .unwrap_or_else(harness_kind::node_image::NodeImage::pinned);
     let mut listing = format!("{} kind clusters for {}:\n", cells.len(), name);
     for (index, cell) in cells.iter().enumerate() {
-        let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &cell.overrides)
-            .map_err(|e| Failure::InvalidInput(anyhow!("--matrix {}: {e}", cell.label)))?;
         let cell_dir = dir.join(&cell.label);
         super::kind_plan::write(
             args,
-            &scenario,
+            &cell.scenario,
             &cell_dir,
             &create_options(args, Some(&cell.kind)),
         )?;
