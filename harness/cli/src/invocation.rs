@@ -1,6 +1,7 @@
 //! The run facts a report shows besides the scenario: the harness and workload versions and a
 //! command line that repeats the run.
 
+use harness_core::text::shell_quote;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -80,19 +81,6 @@ fn workload_versions() -> BTreeMap<String, String> {
         (out.status.success() && !line.is_empty()).then(|| (name.to_string(), line))
     })
     .collect()
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,16 @@
 //! trait, measurements, the report model and the workloads' command lines for a scenario. No
 //! process, network or Kubernetes-client code lives here.
 
+pub mod clock;
 pub mod compare;
 pub mod control_plane;
 pub mod engine;
 pub mod ingress;
 pub mod measure;
+pub mod plan;
 pub mod report;
 pub mod scenario;
+pub mod target_kit;
+pub mod text;
+pub mod verdict;
 pub mod workload_args;

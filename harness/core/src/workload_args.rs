@@ -17,7 +17,7 @@ use workload_contract::loadbalancer::{HealthCheckArgs, LoadBalancerArgs};
 use workload_contract::loadgen::{self, RunArgs, SseStreams};
 use workload_contract::sidecar::{ReadinessOnSaturation, SidecarArgs};
 
-use crate::engine::TimeScale;
+use crate::clock::TimeScale;
 use crate::scenario::model::{
     App, ConnectionModel, Generator, Load, LoadBalancer, Rate, ServiceTime, Sidecar, Sse,
 };

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use harness_core::clock::{RunClock, TimeScale};
 use harness_core::engine::{
-    self, Capability, EngineError, ExitStatus, Observation, RunClock, RunContext, RunOptions,
-    RunOutcome, Silent, Target, TargetError, TimeScale,
+    self, Capability, EngineError, ExitStatus, Observation, RunContext, RunOptions, RunOutcome,
+    Silent, Target, TargetError,
 };
 use harness_core::measure::{EventKind, GeneratorRun, RecordedEvent, RunData};
 use harness_core::report::Verdict;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harness_core::engine::plan::{Plan, PlanRate, plan};
+use harness_core::plan::{Plan, PlanRate, plan};
 use harness_core::scenario::load_scenario;
 
 fn root() -> PathBuf {

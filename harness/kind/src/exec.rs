@@ -4,6 +4,7 @@
 //! output). A [`Toolbox`] may put a directory first on the search path, which is how tests put
 //! recording fakes of `kind` and `docker` in front of the real ones.
 
+pub use harness_core::text::shell_quote;
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{Read, Write};
@@ -353,23 +354,6 @@ fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Quotes `s` for a POSIX shell when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'_' | b'-' | b'.' | b'/' | b':' | b'=' | b'@' | b'%' | b'+' | b','
-                )
-        });
-    if plain {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! cluster lifecycle commands ([`lifecycle`]), the workload images ([`images`]), the run's
 //! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
 //! they write ([`watch`], [`observer`]), the model check ([`agreement`]), the third-party releases
-//! ([`third_party`]) and the real HPA's status on the timeline ([`autoscaler`]), and the
+//! ([`pinned`]) and the real HPA's status on the timeline ([`autoscaler`]), and the
 //! engine's `Target` on kind ([`target`]). See docs/kind-target.md.
 
 pub mod agreement;
@@ -13,6 +13,7 @@ pub mod api;
 pub mod autoscaler;
 pub mod cluster;
 pub mod config;
+pub mod driver;
 pub mod exec;
 pub mod host;
 pub mod images;
@@ -21,11 +22,10 @@ pub mod lifecycle;
 pub mod manifests;
 pub mod node_image;
 pub mod observer;
+pub mod pinned;
 pub mod pins;
-pub mod target;
-pub mod third_party;
 pub mod tools;
 pub mod watch;
 
 pub use cluster::{ClusterPlan, PlanError};
-pub use target::{ClusterMode, KindOptions, KindTarget};
+pub use driver::{ClusterMode, KindOptions, KindTarget};

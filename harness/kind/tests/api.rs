@@ -59,7 +59,7 @@ async fn objects_are_applied_in_order_with_the_harness_field_manager() {
             service_host: "10.96.12.34".into(),
             lb_host: "10.96.12.35".into(),
             ingress_host: "10.96.0.12".into(),
-            time_scale: harness_core::engine::TimeScale::REAL,
+            time_scale: harness_core::clock::TimeScale::REAL,
             seed: 1,
         },
     )

@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::measure::{EventKind, RecordedEvent, RunData, Window, time_to_scale_up};
 use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Reporter;
@@ -265,7 +265,7 @@ async fn an_unreachable_prometheus_is_noted_once_and_the_other_side_is_zero() {
 #[test]
 fn rendered_autoscaler_objects_match_the_goldens() {
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
-    // The kind target runs the autoscaler at time scale 1 only (`target::refusals`).
+    // The kind target runs the autoscaler at time scale 1 only (`driver::refusals`).
     let cases = [(Some("incident"), 1.0, "autoscaler-incident.yaml")];
     let mut differ = Vec::new();
     for (variant, scale, golden) in cases {
@@ -362,7 +362,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
             service_host: "10.96.0.10".into(),
             lb_host: "10.96.0.11".into(),
             ingress_host: "10.96.0.12".into(),
-            time_scale: harness_core::engine::TimeScale::REAL,
+            time_scale: harness_core::clock::TimeScale::REAL,
             seed: 1,
         },
     )
@@ -387,7 +387,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
 /// call, saying how to record the hashes. The CLI refuses it before the engine starts (exit 2).
 #[tokio::test]
 async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
-    use harness_kind::target::{ClusterMode, KindTarget};
+    use harness_kind::driver::{ClusterMode, KindTarget};
     use support::fakes::FakeTools;
     use support::kind_run::{options, run_context, run_silently};
 
@@ -411,7 +411,7 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
     let outcome = run_silently(&mut target, &scenario, &ctx).await;
     let text = match outcome {
         Ok(o) => format!("{:?}", o.error),
-        Err(e) => harness_core::engine::error_chain(&e),
+        Err(e) => harness_core::text::error_chain(&e),
     };
     assert!(text.contains("no sha256 recorded"), "{text}");
     assert!(text.contains("harness pins lock"), "{text}");

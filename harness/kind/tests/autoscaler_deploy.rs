@@ -7,11 +7,12 @@
 
 mod support;
 
-use harness_core::engine::{Target, TimeScale};
+use harness_core::clock::TimeScale;
+use harness_core::engine::Target;
 use harness_core::scenario::load_scenario;
-use harness_kind::target::{ClusterMode, KindTarget};
-use harness_kind::third_party::PinTable;
-use harness_kind::third_party::fetch::sha256_hex;
+use harness_kind::driver::{ClusterMode, KindTarget};
+use harness_kind::pinned::PinTable;
+use harness_kind::pinned::fetch::sha256_hex;
 use serde_json::json;
 use support::api_server::{ApiServer, Reply, list};
 use support::fake_cluster;

@@ -10,12 +10,13 @@ mod support;
 
 use std::time::Duration;
 
-use harness_core::engine::{RunClock, RunContext, Target, TimeScale};
+use harness_core::clock::{RunClock, TimeScale};
+use harness_core::engine::{RunContext, Target};
 use harness_core::measure::{EventKind, IngressChange};
 use harness_core::scenario::load_scenario;
+use harness_kind::driver::{ClusterMode, KindOptions, KindTarget};
 use harness_kind::manifests::ingress::{IngressPlan, service_backend};
-use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
-use harness_kind::third_party::PinTable;
+use harness_kind::pinned::PinTable;
 use serde_json::json;
 use support::api_server::{ApiServer, Reply};
 use support::fake_cluster::{self, NS, report_log};
@@ -259,7 +260,7 @@ async fn an_image_without_a_digest_is_refused_before_anything_is_created() {
         time_scale: TimeScale::REAL,
     };
     let err = target.deploy(&scenario, &ctx).await.unwrap_err();
-    let err = harness_core::engine::error_chain(&err);
+    let err = harness_core::text::error_chain(&err);
     assert!(
         err.contains("haproxy-ingress")
             && err.contains("harness pins lock")

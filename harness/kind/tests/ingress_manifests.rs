@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::ingress::{ControllerVersion, SortEndpointsBy};
 use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Scenario;

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use harness_core::measure::{EventKind, IngressCause, IngressChange};
 use harness_kind::api::KubeApi;
+use harness_kind::driver::ingress::churn::{self, ChurnSetup, RestartDraws};
+use harness_kind::driver::ingress::intents::Intents;
+use harness_kind::driver::ingress::observe::{self, ObserveSetup};
 use harness_kind::observer::Observer;
-use harness_kind::target::ingress::churn::{self, ChurnSetup, RestartDraws};
-use harness_kind::target::ingress::intents::Intents;
-use harness_kind::target::ingress::observe::{self, ObserveSetup};
 use harness_kind::watch::Recorder;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

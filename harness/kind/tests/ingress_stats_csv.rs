@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use harness_kind::target::ingress::stats_csv::{StatsServer, backend_servers};
+use harness_kind::driver::ingress::stats_csv::{StatsServer, backend_servers};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const BACKEND: &str = "run-ns_flagsvc_8080";

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Scenario;
 use harness_core::workload_args::{flagsvc_args, sidecar_args};

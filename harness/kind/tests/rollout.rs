@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::measure::{self, EventKind, TerminationStage, Window};
 use harness_core::scenario::{Override, load_scenario_with};
-use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+use harness_kind::driver::{ClusterMode, KindOptions, KindTarget};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, Seen, list, status};
 use support::fake_cluster::{finished_pod, report_log, service_with_cluster_ip};

@@ -7,11 +7,12 @@
 
 mod support;
 
-use harness_core::engine::{self, EngineError, RunOptions, RunOutcome, TimeScale};
+use harness_core::clock::TimeScale;
+use harness_core::engine::{self, EngineError, RunOptions, RunOutcome};
 use harness_core::measure::EventKind;
 use harness_core::scenario::{Override, load_scenario_with};
+use harness_kind::driver::{ClusterMode, KindTarget};
 use harness_kind::pins::NODE_IMAGE;
-use harness_kind::target::{ClusterMode, KindTarget};
 use serde_json::json;
 use support::api_server::{ApiServer, status};
 use support::fake_cluster::{CLUSTER, handler};
@@ -219,7 +220,7 @@ fn options(
     fakes: &FakeTools,
     mode: ClusterMode,
     kubeconfig: std::path::PathBuf,
-) -> harness_kind::target::KindOptions {
+) -> harness_kind::driver::KindOptions {
     support::kind_run::options(fakes, mode, kubeconfig, IMAGES)
 }
 
@@ -243,7 +244,7 @@ async fn a_failed_deploy_deletes_the_namespace_and_the_cluster_it_created() {
     let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
         .await
         .unwrap_err();
-    let text = engine::error_chain(&err);
+    let text = harness_core::text::error_chain(&err);
     assert!(text.contains("applying the Deployment"), "{text}");
     assert!(
         text.contains("HTTP 422") && text.contains("Required value"),
@@ -274,7 +275,7 @@ async fn missing_kind_stops_before_anything_is_created() {
     let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
         .await
         .unwrap_err();
-    let text = engine::error_chain(&err);
+    let text = harness_core::text::error_chain(&err);
     assert!(text.contains("`kind` is not installed"), "{text}");
     assert!(text.contains("kind v0.33.0 or newer"), "{text}");
     assert_eq!(

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::measure::EventKind;
 use harness_core::scenario::model::LoadBalancer;
 use harness_core::workload_args::loadbalancer_args;
@@ -28,8 +28,8 @@ use workload_contract::loadbalancer::{
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
+use crate::cluster_state::SharedState;
 use crate::process::{ProcessSpec, Supervised};
-use crate::shared::SharedState;
 
 /// How long the balancer may take to print its listening line.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);

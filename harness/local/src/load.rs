@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::measure::GeneratorRun;
 use harness_core::scenario::model::{Generator, Load};
 use harness_core::workload_args::loadgen_args;

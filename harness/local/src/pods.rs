@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::model::{App, Service};
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use workload_contract::identity;

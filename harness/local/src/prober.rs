@@ -9,14 +9,14 @@
 
 use std::net::SocketAddr;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::model::ReadinessProbe;
 use kube_model::probe::{ProbeState, ProbeThresholds};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster_state::SharedState;
 use crate::scrape::Scraper;
-use crate::shared::SharedState;
 
 /// Probes `addr`, whose containers have just started, until `stop` is cancelled, reporting
 /// flips to the model.

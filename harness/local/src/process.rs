@@ -8,6 +8,7 @@
 //! signal ([`die_with_parent`]): SIGKILL when the harness goes, however it goes (SIGTERM for a
 //! child that must write something on its way out: [`Supervised::spawn_with_death_signal`]).
 
+use harness_core::text::shell_quote;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -244,17 +245,6 @@ pub fn die_with_parent_by(command: &mut Command, signal: Signal) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (command, signal);
-}
-
-fn shell_quote(arg: &str) -> String {
-    if arg
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@".contains(c))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

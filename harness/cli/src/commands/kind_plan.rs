@@ -14,12 +14,12 @@
 use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::model::Scenario;
 use harness_kind::cluster::ClusterPlan;
+use harness_kind::driver::CreateOptions;
 use harness_kind::images::Manifest as ImageManifest;
 use harness_kind::manifests::{self, RenderInput};
-use harness_kind::target::CreateOptions;
 use harness_kind::{config, host};
 
 use super::plan::PlanArgs;
@@ -69,7 +69,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     let images = read_images(&args.images)?;
     let time_scale = TimeScale::new(scenario.time_scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
-    let refused = harness_kind::target::refusals(scenario, time_scale);
+    let refused = harness_kind::driver::refusals(scenario, time_scale);
     if !refused.is_empty() {
         return Err(Failure::InvalidInput(anyhow!(
             "{}: the kind target cannot run this scenario: {}",
@@ -114,18 +114,18 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     }
     // The autoscaler: the run's Prometheus, PodMonitors and ScaledObject (applied once the
     // service's pods are ready), after the pinned releases it installs first.
-    let scale = harness_core::engine::TimeScale::new(scenario.time_scale)
-        .unwrap_or(harness_core::engine::TimeScale::REAL);
+    let scale = harness_core::clock::TimeScale::new(scenario.time_scale)
+        .unwrap_or(harness_core::clock::TimeScale::REAL);
     let autoscaler = manifests::autoscaler::render(scenario, &args.run_id, scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
     if let Some(autoscaler) = autoscaler {
         write("autoscaler.yaml", &manifests::values_to_yaml(&autoscaler))?;
-        let table = harness_kind::third_party::PinTable::builtin()
+        let table = harness_kind::pinned::PinTable::builtin()
             .map_err(|e| Failure::Infrastructure(e.into()))?;
         let mut releases = String::from(
             "# The pinned releases a kind run installs first, in this order (harness/kind/third-party.yaml)\n",
         );
-        for name in harness_kind::third_party::AUTOSCALER_RELEASES {
+        for name in harness_kind::pinned::AUTOSCALER_RELEASES {
             if let Some(pin) = table.releases.iter().find(|p| p.name == name) {
                 releases.push_str(&format!(
                     "{} {} {} sha256 {}\n",
@@ -145,7 +145,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
         let pin = manifests::ingress::kind_support(&spec.controller).map_err(|reason| {
             Failure::InvalidInput(anyhow!("{}: {reason}", args.file.display()))
         })?;
-        let locked = pin.require_digest(harness_kind::third_party::PIN_FILE).ok();
+        let locked = pin.require_digest(harness_kind::pinned::PIN_FILE).ok();
         let image = locked.clone().unwrap_or_else(|| pin.tagged());
         if let Some(plan) =
             manifests::ingress::IngressPlan::new(scenario, &args.run_id, image, time_scale)

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use harness_kind::third_party::{self, PIN_FILE, fetch};
+use harness_kind::pinned::{self, PIN_FILE, fetch};
 
 use crate::exit::{Failure, Outcome};
 
@@ -42,9 +42,9 @@ pub fn run(args: PinsArgs) -> Outcome {
             let fetcher = fetch::Fetcher::new(fetch::default_cache_dir())
                 .map_err(|e| Failure::Infrastructure(e.into()))?;
             let report = runtime
-                .block_on(third_party::lock_file(&file, &fetcher))
+                .block_on(pinned::lock_file(&file, &fetcher))
                 .map_err(|e| match e {
-                    third_party::ThirdPartyError::Pins(p) => Failure::InvalidInput(p.into()),
+                    pinned::ThirdPartyError::Pins(p) => Failure::InvalidInput(p.into()),
                     other => Failure::Infrastructure(other.into()),
                 })?;
             for (name, sha) in report.releases {

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use harness_core::engine::plan::plan;
+use harness_core::plan::plan;
 use harness_core::scenario::{Override, load_scenario_with};
 
 use crate::exit::{Failure, Outcome};
@@ -113,12 +113,12 @@ pub fn run(args: PlanArgs) -> Outcome {
 fn create_options(
     args: &PlanArgs,
     cell: Option<&super::run::KindCell>,
-) -> harness_kind::target::CreateOptions {
+) -> harness_kind::driver::CreateOptions {
     let image = cell
         .and_then(|c| c.node_image.clone())
         .or_else(|| args.node_image.clone())
         .unwrap_or_else(harness_kind::node_image::NodeImage::pinned);
-    harness_kind::target::CreateOptions {
+    harness_kind::driver::CreateOptions {
         node_image: image,
         cluster_suffix: cell.and_then(|c| c.cluster_suffix.clone()),
     }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use harness_core::engine::rebuild::{RebuildError, rebuild_reports};
+use harness_core::verdict::rebuild::{RebuildError, rebuild_reports};
 
 use crate::exit::{Failure, Outcome};
 

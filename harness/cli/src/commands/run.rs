@@ -10,13 +10,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
+use harness_core::clock::TimeScale;
 use harness_core::compare::Bound;
-use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome, TimeScale};
+use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome};
 use harness_core::report::{KubernetesInfo, Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
+use harness_kind::driver::{ClusterMode, CreateOptions, KindOptions, KindTarget, choose_mode};
 use harness_kind::exec::Toolbox;
 use harness_kind::node_image::NodeImage;
-use harness_kind::target::{ClusterMode, CreateOptions, KindOptions, KindTarget, choose_mode};
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
@@ -253,10 +254,10 @@ pub fn run_once(
     let kind_options = match args.target {
         TargetName::Kind => {
             // A release the run would install without a recorded hash: refused up front.
-            harness_kind::third_party::required_releases(&scenario)
+            harness_kind::pinned::required_releases(&scenario)
                 .map_err(|e| Failure::InvalidInput(e.into()))?;
             // So is an ingress controller image without a recorded digest.
-            harness_kind::target::ingress::required_image(&scenario, None)
+            harness_kind::driver::ingress::required_image(&scenario, None)
                 .map_err(|e| Failure::InvalidInput(e.into()))?;
             let options = args.kind.options()?;
             let chosen = cell
@@ -415,7 +416,7 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         ExitStatus::ExpectationFailed => Err(Failure::ExpectationFailed),
         ExitStatus::InvalidInput | ExitStatus::Infrastructure => {
             let why = match &outcome.error {
-                Some(e) => engine::error_chain(e),
+                Some(e) => harness_core::text::error_chain(e),
                 None => "interrupted".to_owned(),
             };
             Err(Failure::Infrastructure(anyhow!(
@@ -431,7 +432,7 @@ fn new_run_id(seed: u64) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let stamp = harness_core::engine::run::rfc3339_utc(now.as_millis() as u64)
+    let stamp = harness_core::clock::rfc3339_utc(now.as_millis() as u64)
         .replace(['-', ':'], "")
         .replace('T', "-")
         .trim_end_matches('Z')

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{render_compare_html, render_compare_markdown};
 
-use crate::report::reconcile::natural_key;
 use crate::report::{KubernetesInfo, Summary, Verdict};
+use crate::text::natural_key;
 
 /// Version tag of `compare.json`.
 pub const COMPARE_SCHEMA: &str = "harness-compare/v1";

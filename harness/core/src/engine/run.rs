@@ -7,15 +7,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::evaluate::evaluate;
-use super::summarize::{RunFacts, summarize};
-use super::target::{
-    Observation, RunClock, RunContext, Target, TargetError, error_chain, requirements,
-};
-use super::time_scale::TimeScale;
+use super::target::{Observation, RunContext, Target, TargetError, requirements};
+use crate::clock::{RunClock, TimeScale, rfc3339_utc};
 use crate::measure::RunData;
 use crate::report::Summary;
 use crate::scenario::model::Scenario;
+use crate::text::error_chain;
+use crate::verdict::evaluate::evaluate;
+use crate::verdict::summarize::{RunFacts, summarize};
 
 /// Where progress goes (a terminal bar, plain lines, or nowhere).
 pub trait Progress {
@@ -234,40 +233,5 @@ async fn finish<T: Target>(target: &mut T, options: &RunOptions, progress: &dyn 
     progress.phase("teardown");
     if let Err(e) = target.teardown().await {
         progress.note(&format!("teardown failed: {}", error_chain(&e)));
-    }
-}
-
-/// Formats Unix milliseconds as RFC 3339 UTC (civil-from-days, proleptic Gregorian).
-pub fn rfc3339_utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_rfc3339() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        // 2026-11-29T21:33:25Z
-        assert_eq!(rfc3339_utc(1_795_988_005_000), "2026-11-29T21:33:25Z");
-        assert_eq!(rfc3339_utc(951_782_400_000), "2000-02-29T00:00:00Z");
     }
 }

@@ -5,9 +5,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use super::time_scale::TimeScale;
+use crate::clock::{RunClock, TimeScale};
 use crate::measure::RunData;
 use crate::scenario::model::{Action, Routing, Scenario, TimelineEvent, Via};
 
@@ -167,53 +166,6 @@ pub struct RunContext {
     pub time_scale: TimeScale,
 }
 
-/// The run's clock: `t = 0` is the load start (end of the warm-up).
-#[derive(Debug, Clone, Copy)]
-pub struct RunClock {
-    pub load_start: tokio::time::Instant,
-    pub load_start_unix_ms: u64,
-    pub warmup: Duration,
-    pub duration: Duration,
-}
-
-impl RunClock {
-    /// A clock whose load start is `warmup` from now.
-    pub fn starting_after(warmup: Duration, duration: Duration) -> Self {
-        let now_unix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        Self {
-            load_start: tokio::time::Instant::now() + warmup,
-            load_start_unix_ms: (now_unix + warmup).as_millis() as u64,
-            warmup,
-            duration,
-        }
-    }
-
-    /// Seconds since the load start (negative during the warm-up).
-    pub fn t_s(&self, at: tokio::time::Instant) -> f64 {
-        if at >= self.load_start {
-            (at - self.load_start).as_secs_f64()
-        } else {
-            -(self.load_start - at).as_secs_f64()
-        }
-    }
-
-    pub fn now_s(&self) -> f64 {
-        self.t_s(tokio::time::Instant::now())
-    }
-
-    /// Seconds of load the run measured: the planned length, or up to now when `interrupted`.
-    pub fn measured_s(&self, interrupted: bool) -> f64 {
-        let planned = self.duration.as_secs_f64();
-        if interrupted {
-            self.now_s().clamp(0.0, planned)
-        } else {
-            planned
-        }
-    }
-}
-
 /// A pod as the target sees it at an instant (for live progress).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PodObservation {
@@ -263,18 +215,6 @@ impl TargetError {
     }
 }
 
-/// `error` and every source under it, joined with `: ` (what `{:#}` of anyhow prints).
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut next = error.source();
-    while let Some(e) = next {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        next = e.source();
-    }
-    text
-}
-
 /// A place scenarios run. Methods are called in this order: `deploy`, `start_load`, any
 /// number of `act`/`observe`, `collect`, `teardown` (always, also after a failure).
 #[allow(async_fn_in_trait)]
@@ -318,6 +258,6 @@ mod tests {
             .downcast_ref::<std::io::Error>()
             .expect("the original error type survives");
         assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
-        assert_eq!(error_chain(&e), "scraping pod-1: refused");
+        assert_eq!(crate::text::error_chain(&e), "scraping pod-1: refused");
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use workload_contract::loadbalancer::LbStats;
 
-use crate::engine::RunClock;
+use crate::clock::RunClock;
 use crate::measure::{LbBucket, LbRoutable};
 
 /// The balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{PodDestination, PodLoadBalancer, PodSource, PodSummary, Summary};
+use crate::text::{natural_key, thousands};
 
 /// A pod is flagged when at least this share of the requests that reached it got no answer
 /// back to the caller (and at least [`SWALLOW_MIN`] of them).
@@ -100,12 +101,6 @@ pub fn pod_rows(summary: &Summary) -> Vec<PodRow<'_>> {
         .collect();
     rows.sort_by(|a, b| natural_key(&a.pod.name).cmp(&natural_key(&b.pod.name)));
     rows
-}
-
-/// `pod-10` sorts after `pod-9`: the name's stem, then its trailing number.
-pub fn natural_key(name: &str) -> (&str, u64) {
-    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    (stem, name[stem.len()..].parse().unwrap_or(0))
 }
 
 /// A column of the table.
@@ -356,19 +351,6 @@ pub fn rejected_text(rejected: &BTreeMap<String, u64>) -> String {
     } else {
         parts.join(", ")
     }
-}
-
-/// `1234567` → `"1,234,567"`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

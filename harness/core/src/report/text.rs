@@ -2,9 +2,10 @@
 //! story lines of the explanation, and the sentences that spell out a pod's two sides when
 //! they disagree.
 
-use super::reconcile::{PodRow, rejected_text, thousands, totals};
+use super::reconcile::{PodRow, rejected_text, totals};
 use super::{ExpectationResult, Summary, Verdict};
 use crate::scenario::model::{Metric, MetricKind};
+use crate::text::thousands;
 
 /// The key the load generators use for responses no pod was named for (no `x-pod`): a load
 /// balancer's own 502/503/504, a proxy's error page.

@@ -3,9 +3,9 @@
 //! (merge patches over the base document), and the typed model the engine runs (`model`).
 //!
 //! Pipeline: YAML → located tree (`tree`) → variant patch (`patch`) → `apiVersion`/`kind` →
-//! schema check (`schema`) → per-section decoding and semantic checks (`build`) → [`Scenario`].
+//! schema check (`schema`) → per-section decoding and semantic checks (`decode`) → [`Scenario`].
 
-mod build;
+mod decode;
 mod diagnostic;
 pub mod format;
 pub mod model;
@@ -76,11 +76,11 @@ pub fn load_scenario_str_with(
     // the base is on v0.6.
     let file_base = variant
         .filter(|v| *v != BASE_VARIANT)
-        .map(|_| build::evaluate(&tree, &[], &names, None));
+        .map(|_| decode::evaluate(&tree, &[], &names, None));
     let set_paths = set::apply(&mut tree, overrides)
         .map_err(|message| ScenarioErrors::whole_file(file, message))?;
     let mark = |e: ScenarioErrors| mark_overridden(e, &set_paths);
-    let base = file_base.unwrap_or_else(|| build::evaluate(&tree, &[], &names, None));
+    let base = file_base.unwrap_or_else(|| decode::evaluate(&tree, &[], &names, None));
     let Some(selected) = variant.filter(|v| *v != BASE_VARIANT) else {
         return base.map_err(|problems| mark(errors(file, problems, Vec::new())));
     };
@@ -142,7 +142,7 @@ pub fn validate_str(text: &str, file: &str) -> Result<Vec<String>, ScenarioError
     let tree = parse(text, file)?;
     let variants = variants_of(&tree);
     let names: Vec<String> = variants.iter().map(|(name, _)| name.clone()).collect();
-    let base = build::evaluate(&tree, &[], &names, None)
+    let base = decode::evaluate(&tree, &[], &names, None)
         .err()
         .unwrap_or_default();
     let per_variant: Vec<(String, Vec<Problem>)> = variants
@@ -312,7 +312,7 @@ fn evaluate_variant(
             message,
         });
     }
-    match build::evaluate(&merged, &deletions, names, Some(name)) {
+    match decode::evaluate(&merged, &deletions, names, Some(name)) {
         Ok(scenario) if own.is_empty() => Ok(scenario),
         result => {
             own.extend(result.err().unwrap_or_default());

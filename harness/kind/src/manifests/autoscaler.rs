@@ -1,6 +1,6 @@
 //! The objects behind the real HorizontalPodAutoscaler of `service.autoscaler`, rendered by the
 //! harness into the run's namespace (the pipeline itself comes from pinned releases,
-//! [`crate::third_party`]):
+//! [`crate::pinned`]):
 //!
 //! - Prometheus (prometheus-operator `monitoring.coreos.com/v1` `Prometheus`) with its
 //!   ServiceAccount, Role and RoleBinding (list/watch pods of the namespace), selecting the
@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::model::{
     Autoscaler, PolicyKind, Reporter, ScalingRules, Scenario, SelectPolicy,
 };

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::scenario::model::{Action, PreStop, Scenario};
 
 use super::time::{Timings, UnscalableSeconds, whole_seconds};

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 
 /// How far from a whole number a scaled value may be (floating-point error of the product).
 const WHOLE_EPSILON: f64 = 1e-6;

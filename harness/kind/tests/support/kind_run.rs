@@ -4,11 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use harness_core::engine::{
-    self, EngineError, RunContext, RunOptions, RunOutcome, Silent, TimeScale,
-};
+use harness_core::clock::TimeScale;
+use harness_core::engine::{self, EngineError, RunContext, RunOptions, RunOutcome, Silent};
 use harness_core::scenario::model::Scenario;
-use harness_kind::target::{ClusterMode, KindOptions, KindTarget};
+use harness_kind::driver::{ClusterMode, KindOptions, KindTarget};
 use tokio_util::sync::CancellationToken;
 
 use super::api_server::ApiServer;

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use harness_core::engine::error_chain;
 use harness_core::ingress::config::{
     BACKEND, RenderedServer, ReplicaConfig, named_servers, render_config, slot_servers,
 };
@@ -19,6 +18,7 @@ use harness_core::ingress::{
 };
 use harness_core::measure::{EventKind, IngressCause, IngressChange};
 use harness_core::scenario::model::Ingress;
+use harness_core::text::error_chain;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -27,8 +27,8 @@ use workload_contract::loadbalancer::EndpointSet;
 
 use super::haproxy::HaproxyReplica;
 use crate::LocalError;
-use crate::manager::PodManager;
-use crate::shared::SharedState;
+use crate::cluster_state::SharedState;
+use crate::pod_lifecycle::PodManager;
 
 /// The modelled target port of the Service's endpoints (what the pod IP is paired with).
 const TARGET_PORT: u16 = 8080;
@@ -170,7 +170,7 @@ impl ReplicaController {
         let meta = self.ctx.manager.meta();
         let mut network = self.ctx.network.lock().unwrap_or_else(|e| e.into_inner());
         let mut pods: Vec<_> = set.endpoints.iter().collect();
-        pods.sort_by_key(|e| harness_core::report::reconcile::natural_key(&e.pod));
+        pods.sort_by_key(|e| harness_core::text::natural_key(&e.pod));
         self.addrs = pods.iter().map(|e| (e.pod.clone(), e.addr)).collect();
         self.entries = pods
             .iter()

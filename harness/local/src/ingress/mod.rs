@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::ingress::PodNetwork;
 use harness_core::scenario::model::{IngressReplicas, Scenario};
 use tokio::sync::{mpsc, oneshot};
@@ -24,9 +24,9 @@ use controller::{ActionRequest, ControllerContext, ReplicaController};
 use haproxy::HaproxyReplica;
 
 use crate::LocalError;
+use crate::cluster_state::SharedState;
 use crate::kube_proxy::{Backend, ZoneProxy};
-use crate::manager::PodManager;
-use crate::shared::SharedState;
+use crate::pod_lifecycle::PodManager;
 
 /// How long an explicit reload or restart of one replica may take.
 const ACTION_LIMIT: Duration = Duration::from_secs(20);

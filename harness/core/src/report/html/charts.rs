@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::open_section;
-use crate::report::reconcile::natural_key;
 use crate::report::svg::{
     Lane, LanesChart, Line, LineChart, PALETTE, Span, Unit, lanes_chart, line_chart,
 };
 use crate::report::text::pod_label;
 use crate::report::{Series, Summary, escape};
+use crate::text::natural_key;
 
 pub fn charts(page: &mut String, s: &Summary) {
     open_section(page, "charts", "Over time");

@@ -4,9 +4,10 @@
 use std::fmt::Write;
 
 use super::open_section;
-use crate::report::reconcile::{Column, Side, columns, natural_key, pod_rows, thousands, totals};
+use crate::report::reconcile::{Column, Side, columns, pod_rows, totals};
 use crate::report::text::pod_label;
 use crate::report::{Summary, escape};
+use crate::text::{natural_key, thousands};
 
 const WINDOW_NOTE: &str = "Every side counts each pod's whole life, warm-up and drain \
 included, so they can be set against each other (the expectations use the load window). \

@@ -28,7 +28,7 @@ mod workload;
 use std::fmt::Display;
 use std::sync::OnceLock;
 
-use harness_core::engine::TimeScale;
+use harness_core::clock::TimeScale;
 use harness_core::ingress::{ControllerSettings, ControllerVersion};
 use harness_core::scenario::model::{Ingress, Scenario};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -39,8 +39,8 @@ use k8s_openapi::api::networking::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{FLAGSVC_PORT, SIDECAR_PORT, namespace_name, run_labels};
+use crate::pinned::{ImagePin, PIN_FILE, PinTable};
 use crate::pins::KUBERNETES_VERSION;
-use crate::third_party::{ImagePin, PIN_FILE, PinTable};
 
 pub use config::{config_data, rewrite_comment};
 pub use workload::{controller_args, rate_limit_update};
