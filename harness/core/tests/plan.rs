@@ -167,3 +167,52 @@ fn a_kill_that_finds_no_pod_says_so_in_the_plan() {
         last.events
     );
 }
+
+/// A user's zone outage under PreferSameZone: before the fix the pods of a node that turned
+/// Ready again stayed not ready to the end (and the plan predicted the same).
+#[test]
+fn a_zone_that_comes_back_is_reached_as_before_the_outage() {
+    let p = planned("scenarios/testdata/valid-zone-outage.yaml", None);
+    let deploy = &p.steps[0];
+    let down = &p.steps[2];
+    let back = p.steps.last().unwrap();
+    assert_eq!(
+        down.reachable_from["b"], deploy.reachable_from["a"],
+        "b's callers fail over to zone a's pods"
+    );
+    assert_eq!(deploy.reachable_from["b"].len(), 2);
+    assert_eq!(back.label, "node b-2 Ready=true");
+    assert_eq!(back.reachable_from, deploy.reachable_from);
+    assert_eq!(back.hints, deploy.hints);
+    assert!(back.deleted.is_empty() && back.created.is_empty());
+}
+
+#[test]
+fn a_node_not_ready_past_the_toleration_has_its_pods_evicted_and_recreated_elsewhere() {
+    let p = planned("scenarios/testdata/valid-node-eviction.yaml", None);
+    let labels: Vec<(Option<f64>, &str)> = p
+        .steps
+        .iter()
+        .map(|s| (s.at_s, s.label.as_str()))
+        .collect();
+    assert_eq!(labels.len(), 4, "{labels:?}");
+    let eviction = &p.steps[2];
+    assert_eq!(eviction.at_s, Some(25.0), "5 s + the 20 s toleration");
+    assert!(eviction.label.starts_with("taint-based eviction"), "{}", eviction.label);
+    assert_eq!(eviction.deleted, ["pod-1"]);
+    assert_eq!(eviction.created, ["pod-3"]);
+    assert_ne!(eviction.pods["pod-3"].node, "n-2", "never on the tainted node");
+    assert!(
+        eviction
+            .events
+            .iter()
+            .any(|e| e.starts_with("TaintManagerEviction: Marking for deletion Pod")),
+        "{:?}",
+        eviction.events
+    );
+    assert_eq!(eviction.reachable_from["z"], ["pod-0", "pod-2", "pod-3"]);
+    // The kubelet returns and terminates the evicted pod; nothing comes back under its name.
+    let back = &p.steps[3];
+    assert!(!back.pods.contains_key("pod-1"));
+    assert_eq!(back.reachable_from["z"], ["pod-0", "pod-2", "pod-3"]);
+}

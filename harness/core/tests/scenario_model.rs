@@ -92,6 +92,7 @@ fn topology_skew_base_document() {
                 success_threshold: 1,
             },
             startup: Startup { latency: secs(2) },
+            not_ready_toleration: secs(300),
             rollout: RolloutStrategy {
                 max_surge: IntOrPercent::Percent(25),
                 max_unavailable: IntOrPercent::Percent(25),

@@ -13,6 +13,8 @@
 //! - the HorizontalPodAutoscaler's replica calculation and behavior ([`hpa`]);
 //! - Deployment rolling updates and pod termination ([`workloads`]);
 //! - the kubelet's readiness probe results ([`probe`]);
+//! - a node whose kubelet goes silent and comes back: pods marked not ready, taint-based
+//!   eviction, re-probing after the restart ([`node_lifecycle`]);
 //! - the conversion of `k8s-openapi` objects into these models' inputs ([`openapi`]).
 //!
 //! No I/O and no harness types: callers pass Kubernetes objects in and get hints, events,
@@ -28,6 +30,7 @@ mod add_hints;
 pub mod events;
 pub mod hpa;
 pub mod kube_proxy;
+pub mod node_lifecycle;
 pub mod openapi;
 pub mod probe;
 pub mod quantity;

@@ -1,6 +1,7 @@
-//! The control loops of a local run, ticking every 50 ms of wall time: the Deployment
-//! controller drives a rollout in progress one step at a time, and the HorizontalPodAutoscaler
-//! syncs at its period. Both models compute in Kubernetes time (the manager's model time) with
+//! The control loops of a local run, ticking every 50 ms of wall time: the taint eviction
+//! controller deletes the pods of a node NotReady for longer than their toleration, the
+//! Deployment controller drives a rollout in progress one step at a time, and the
+//! HorizontalPodAutoscaler syncs at its period. Both models compute in Kubernetes time (the manager's model time) with
 //! the scenario's own settings; request rates are per wall second, what the workloads see.
 
 use std::collections::BTreeMap;
@@ -49,7 +50,23 @@ pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
         let ops = {
             let mut s = c.shared.lock();
             s.model.set_time(now);
-            match s.model.rollout_step() {
+            // The taint eviction controller: pods outlasting their toleration of a NotReady
+            // node are deleted and replaced.
+            let mut ops = match s.model.advance() {
+                Ok(applied) => {
+                    s.record(applied.events);
+                    applied.pod_ops
+                }
+                Err(e) => {
+                    s.record(vec![EventKind::Note {
+                        message: format!(
+                            "a replacement of an evicted pod cannot be scheduled: {e}"
+                        ),
+                    }]);
+                    Vec::new()
+                }
+            };
+            ops.extend(match s.model.rollout_step() {
                 Ok(applied) => {
                     s.record(applied.events);
                     applied.pod_ops
@@ -60,7 +77,8 @@ pub async fn run_controllers(c: Controllers, stop: CancellationToken) {
                     }]);
                     Vec::new()
                 }
-            }
+            });
+            ops
         };
         if let Err(e) = c.manager.execute(ops).await {
             note(

@@ -10,6 +10,7 @@
 //! ([`PodManager::model_time`]). Shared by engine actions and the controller loop.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +19,10 @@ use harness_core::control_plane::cluster::{PodOp, PodRevision};
 use harness_core::engine::TargetError;
 use harness_core::measure::{EventKind, TerminationStage};
 use harness_core::scenario::model::{PreStop, Scenario, Termination, exec_runtime};
+use kube_model::node_lifecycle;
 use kube_model::workloads::termination::{self, TerminationSpec, termination_plan};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -27,7 +31,7 @@ use crate::LocalError;
 use crate::bins::WorkloadBins;
 use crate::cluster_state::SharedState;
 use crate::pods::{PodPlace, PodProcesses};
-use crate::prober::run_prober;
+use crate::prober::{ProbeStart, run_prober};
 use crate::sampler::Targets;
 use crate::scrape::Scraper;
 
@@ -68,6 +72,8 @@ struct Inner {
     /// Pods whose processes could not be started, and why.
     start_failures: Mutex<Vec<(String, LocalError)>>,
     probers: Mutex<BTreeMap<String, CancellationToken>>,
+    /// Draws the probe workers' start-up jitter after a kubelet restart (seeded by the run).
+    jitter: Mutex<SmallRng>,
     meta: Mutex<BTreeMap<String, PodMeta>>,
     targets: Targets,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -86,6 +92,7 @@ impl PodManager {
         shared: SharedState,
         targets: Targets,
         scale: TimeScale,
+        seed: u64,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -99,6 +106,7 @@ impl PodManager {
                 pods: Mutex::new(BTreeMap::new()),
                 start_failures: Mutex::new(Vec::new()),
                 probers: Mutex::new(BTreeMap::new()),
+                jitter: Mutex::new(SmallRng::seed_from_u64(seed ^ 0x6b75_6265_6c65_74)),
                 meta: Mutex::new(BTreeMap::new()),
                 targets,
                 tasks: Mutex::new(Vec::new()),
@@ -147,6 +155,16 @@ impl PodManager {
                     revision,
                 } => self.start(pod, node, zone, revision),
                 PodOp::Stop { pod, termination } => self.terminate(pod, &termination),
+                PodOp::Kubelet {
+                    running: false,
+                    pods,
+                    ..
+                } => self.stop_probers(&pods),
+                PodOp::Kubelet {
+                    running: true,
+                    pods,
+                    ..
+                } => self.restart_probers(&pods),
             }
         }
         self.start_failure().map_or(Ok(()), Err)
@@ -221,18 +239,7 @@ impl PodManager {
         };
         // Registered before the pod counts as running, so that a deletion from then on finds
         // everything to take down.
-        let stop = CancellationToken::new();
-        let prober = tokio::spawn(run_prober(
-            pod.clone(),
-            processes.addr,
-            i.scenario.service.readiness_probe,
-            i.scale,
-            i.scraper.clone(),
-            i.shared.clone(),
-            stop.clone(),
-        ));
-        lock(&i.tasks).push(prober);
-        lock(&i.probers).insert(pod.clone(), stop.clone());
+        let stop = self.spawn_prober(&pod, processes.addr, ProbeStart::ContainerStart);
         lock(&i.targets).insert(pod.clone(), processes.admin);
         {
             let mut s = i.shared.lock();
@@ -253,6 +260,52 @@ impl PodManager {
             }
             processes.stop(Duration::ZERO).await;
             self.gone(&pod);
+        }
+    }
+
+    /// Starts the kubelet's readiness probe worker of `pod` at `addr`.
+    fn spawn_prober(&self, pod: &str, addr: SocketAddr, start: ProbeStart) -> CancellationToken {
+        let i = &self.inner;
+        let stop = CancellationToken::new();
+        let prober = tokio::spawn(run_prober(
+            pod.to_owned(),
+            addr,
+            i.scenario.service.readiness_probe,
+            i.scale,
+            i.scraper.clone(),
+            i.shared.clone(),
+            stop.clone(),
+            start,
+        ));
+        lock(&i.tasks).push(prober);
+        if let Some(old) = lock(&i.probers).insert(pod.to_owned(), stop.clone()) {
+            old.cancel();
+        }
+        stop
+    }
+
+    /// The pods' kubelet went silent: their probe workers stop (the processes keep running).
+    fn stop_probers(&self, pods: &[String]) {
+        let mut probers = lock(&self.inner.probers);
+        for pod in pods {
+            if let Some(stop) = probers.remove(pod) {
+                stop.cancel();
+            }
+        }
+    }
+
+    /// The pods' kubelet is back: each running pod gets a fresh probe worker whose first run
+    /// comes a random part of the probe period later.
+    fn restart_probers(&self, pods: &[String]) {
+        let period = self.inner.scenario.service.readiness_probe.period;
+        for pod in pods {
+            let addr = match lock(&self.inner.pods).get(pod) {
+                Some(PodState::Running(processes)) => processes.addr,
+                _ => continue,
+            };
+            let draw: f64 = lock(&self.inner.jitter).random();
+            let jitter = node_lifecycle::first_probe_after_restart(period, draw);
+            self.spawn_prober(pod, addr, ProbeStart::KubeletRestart { jitter });
         }
     }
 

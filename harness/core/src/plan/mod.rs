@@ -119,12 +119,25 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
     let ready_after = pod_ready_after(scenario);
     let mut steps = Vec::new();
     let created = model.create_pods(scenario.service.replicas)?;
-    let settled = settle(&mut model, created, Duration::ZERO, ready_after)?;
+    let settled = settle(
+        &mut model,
+        created,
+        Duration::ZERO,
+        Timing {
+            ready_after,
+            reprobe_after: reprobe_after(scenario),
+        },
+    )?;
     steps.push(step(&model, scenario, None, "deploy".into(), settled));
+    let timing = Timing {
+        ready_after,
+        reprobe_after: reprobe_after(scenario),
+    };
     for event in &scenario.timeline {
+        steps.extend(timers_before(&mut model, scenario, event.at, timing)?);
         model.set_time(event.at);
         let applied = model.apply(&event.action)?;
-        let settled = settle(&mut model, applied, event.at, ready_after)?;
+        let settled = settle(&mut model, applied, event.at, timing)?;
         steps.push(step(
             &model,
             scenario,
@@ -133,6 +146,12 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, Unschedulable> {
             settled,
         ));
     }
+    steps.extend(timers_before(
+        &mut model,
+        scenario,
+        scenario.load.duration,
+        timing,
+    )?);
     let mut plan = Plan {
         scenario: scenario.name.clone(),
         variant: scenario.selected_variant.clone(),
@@ -186,6 +205,57 @@ pub fn gate_after(scenario: &Scenario) -> Duration {
     }
 }
 
+/// How long pods take to turn ready in the plan.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    /// A new pod, from its creation ([`pod_ready_after`]).
+    ready_after: Duration,
+    /// A pod whose kubelet came back ([`reprobe_after`]).
+    reprobe_after: Duration,
+}
+
+/// From a kubelet's return to its pods' readiness, at the latest: the restarted probe worker's
+/// first run comes within one period, then `successThreshold − 1` more periods
+/// (`kube_model::node_lifecycle::ready_after_restart` with the longest jitter); with the load
+/// balancer's readiness gate also its registration.
+pub fn reprobe_after(scenario: &Scenario) -> Duration {
+    let probe = scenario.service.readiness_probe;
+    kube_model::node_lifecycle::ready_after_restart(probe.period, probe.success_threshold, 1.0)
+        + gate_after(scenario)
+}
+
+/// What happens between actions, before `until`: each taint-based eviction as a step of its
+/// own.
+fn timers_before(
+    model: &mut ClusterModel,
+    scenario: &Scenario,
+    until: Duration,
+    timing: Timing,
+) -> Result<Vec<PlanStep>, Unschedulable> {
+    let mut steps = Vec::new();
+    // Each eviction ends its node's timer; a run has a bounded number of nodes.
+    for _ in 0..scenario.cluster.nodes.len() + 1 {
+        let Some(at) = model.next_timer().filter(|at| *at < until) else {
+            break;
+        };
+        model.set_time(at);
+        let nodes = model.evictions_due().join(", ");
+        let applied = model.advance()?;
+        let settled = settle(model, applied, at, timing)?;
+        steps.push(step(
+            model,
+            scenario,
+            Some(at.as_secs_f64()),
+            format!(
+                "taint-based eviction: the pods on {nodes} outlast their {} toleration of the NotReady node",
+                crate::scenario::units::format_duration(scenario.service.not_ready_toleration)
+            ),
+            settled,
+        ));
+    }
+    Ok(steps)
+}
+
 /// What settling one step produced.
 struct Settled {
     events: Vec<EventKind>,
@@ -199,14 +269,19 @@ fn settle(
     model: &mut ClusterModel,
     first: Applied,
     start: Duration,
-    ready_after: Duration,
+    timing: Timing,
 ) -> Result<Settled, Unschedulable> {
+    let Timing {
+        ready_after,
+        reprobe_after,
+    } = timing;
     let mut events = first.events;
     let mut ops = first.pod_ops;
     let mut now = start;
     let mut waves = 0;
     let mut completed = None;
     let mut pending: Vec<String> = Vec::new();
+    let mut reprobed: Vec<String> = Vec::new();
     let rollout_started = events.iter().any(|e| is_rollout(e, RolloutStage::Started));
     // Each pass makes progress; a rollout of n pods needs at most about 4n passes.
     for _ in 0..10_000 {
@@ -215,7 +290,24 @@ fn settle(
             match op {
                 PodOp::Start { pod, .. } => pending.push(pod),
                 PodOp::Stop { pod, .. } => events.extend(model.pod_gone(&pod)),
+                PodOp::Kubelet {
+                    running: true,
+                    pods,
+                    ..
+                } => reprobed.extend(pods),
+                PodOp::Kubelet { running: false, .. } => {}
             }
+        }
+        if !acted && !reprobed.is_empty() {
+            // The returned kubelet's probes pass: its pods are ready again.
+            let back = now + reprobe_after;
+            model.set_time(back);
+            for pod in reprobed.drain(..) {
+                events.extend(model.set_pod_ready(&pod, true));
+                events.extend(model.set_target_healthy(&pod, true));
+            }
+            model.set_time(now);
+            continue;
         }
         if !acted {
             // Nothing more happens at this instant.

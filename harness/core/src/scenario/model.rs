@@ -121,6 +121,9 @@ pub struct Service {
     pub readiness_probe: ReadinessProbe,
     /// How a new pod starts.
     pub startup: Startup,
+    /// The pods' toleration of a NotReady or unreachable node before taint-based eviction
+    /// (`service.notReadyToleration`).
+    pub not_ready_toleration: Duration,
     /// The Deployment's rolling-update strategy.
     pub rollout: RolloutStrategy,
     pub termination: Termination,

@@ -56,6 +56,7 @@ pub(super) async fn deploy(
         shared.clone(),
         targets.clone(),
         ctx.time_scale,
+        ctx.seed,
     );
     let lb = match &scenario.load_balancer {
         Some(spec) => {

@@ -110,7 +110,7 @@ load:
         ops.iter()
             .filter_map(|op| match op {
                 PodOp::Start { pod, .. } => Some(pod.clone()),
-                PodOp::Stop { .. } => None,
+                PodOp::Stop { .. } | PodOp::Kubelet { .. } => None,
             })
             .collect()
     }

@@ -102,7 +102,7 @@ load:
             .iter()
             .filter_map(|op| match op {
                 PodOp::Stop { pod, .. } => Some(pod.clone()),
-                PodOp::Start { .. } => None,
+                PodOp::Start { .. } | PodOp::Kubelet { .. } => None,
             })
             .collect()
     }

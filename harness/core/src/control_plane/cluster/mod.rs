@@ -5,7 +5,9 @@
 //! Behaviour follows kubernetes/kubernetes v1.34.0:
 //! - a node turning NotReady has its pods marked not ready at once by the node lifecycle
 //!   controller (`pkg/controller/nodelifecycle`, MarkPodsNotReady); the action stands for the
-//!   moment the Ready condition flips, i.e. after node-monitor-grace-period;
+//!   moment the Ready condition flips, i.e. after node-monitor-grace-period; past the pods'
+//!   toleration they are evicted and recreated elsewhere, and a kubelet that returns probes
+//!   its pods back into the endpoints (see `node_failure`);
 //! - a deleted node's pods are deleted (pod GC) and the ReplicaSet creates replacements;
 //! - scale-down deletes not-ready pods first, then the newest (`pkg/controller/replicaset`,
 //!   getPodsToDelete ranking, reduced to readiness and age);
@@ -27,6 +29,7 @@
 
 mod gate;
 mod kill;
+mod node_failure;
 mod rollout;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -63,6 +66,15 @@ pub enum PodOp {
     Stop {
         pod: String,
         termination: Termination,
+    },
+    /// The kubelet of `node` went silent (`running: false`: its probe workers stop, the
+    /// pods' processes keep running) or is back (`running: true`: it probes `pods` afresh,
+    /// each starting not ready, the first run a random part of the probe period after the
+    /// restart — `kube_model::node_lifecycle::first_probe_after_restart`).
+    Kubelet {
+        node: String,
+        running: bool,
+        pods: Vec<String>,
     },
 }
 
@@ -108,6 +120,10 @@ pub struct ClusterModel {
     containers_ready: BTreeSet<String>,
     /// With the gate: pods whose gate condition is True (their target is healthy).
     gate_passed: BTreeSet<String>,
+    /// Nodes whose kubelet is silent (NotReady), with their taint and what waits for them.
+    silent_nodes: BTreeMap<String, node_failure::SilentNode>,
+    /// The pods' `tolerationSeconds` for the NoExecute not-ready/unreachable taints.
+    not_ready_toleration: Duration,
 }
 
 /// The routing mode as the Service object would carry it.
@@ -183,7 +199,25 @@ impl ClusterModel {
                 .is_some_and(|lb| lb.readiness_gate),
             containers_ready: BTreeSet::new(),
             gate_passed: BTreeSet::new(),
+            silent_nodes: scenario
+                .cluster
+                .nodes
+                .iter()
+                .filter(|n| !n.ready)
+                .map(|n| {
+                    (
+                        n.name.clone(),
+                        node_failure::SilentNode::since(Duration::ZERO),
+                    )
+                })
+                .collect(),
+            not_ready_toleration: scenario.service.not_ready_toleration,
         }
+    }
+
+    /// The namespace the modelled objects live in (for event messages).
+    fn namespace(&self) -> &'static str {
+        "default"
     }
 
     /// Advances model time (readiness ages, rollout timing).
@@ -271,7 +305,11 @@ impl ClusterModel {
     /// A pod's containers' readiness as probed. Without a readiness gate that is the pod's
     /// `Ready` condition; with one, `Ready` also needs the gate ([`Self::set_target_healthy`]).
     pub fn set_pod_ready(&mut self, pod: &str, ready: bool) -> Vec<EventKind> {
-        if self.endpoints.pod(pod).is_some_and(|p| p.terminating) {
+        let Some(record) = self.endpoints.pod(pod) else {
+            return Vec::new();
+        };
+        // A silent kubelet's probe results do not reach the API.
+        if record.terminating || self.kubelet_silent(&record.node) {
             return Vec::new();
         }
         if self.readiness_gate {
@@ -321,6 +359,7 @@ impl ClusterModel {
                 pod: pod.clone(),
                 stage: TerminationStage::Deleted,
             });
+            let node = record.node.clone();
             applied.events.extend(self.endpoints.upsert_pod(PodRecord {
                 ready: false,
                 terminating: true,
@@ -329,11 +368,7 @@ impl ClusterModel {
             self.ready_since.remove(pod);
             self.containers_ready.remove(pod);
             self.gate_passed.remove(pod);
-            let termination = self.revision_of(pod).termination.clone();
-            applied.pod_ops.push(PodOp::Stop {
-                pod: pod.clone(),
-                termination,
-            });
+            applied.pod_ops.extend(self.termination_op(pod, &node));
         }
         applied
     }
@@ -375,16 +410,11 @@ impl ClusterModel {
     pub fn apply(&mut self, action: &Action) -> Result<Applied, Unschedulable> {
         let mut applied = Applied::default();
         match action {
-            Action::SetNodeReady { node, ready } => {
-                if let Some(mut n) = self.endpoints.node(node).cloned() {
-                    n.ready = *ready;
-                    applied.events.extend(self.endpoints.upsert_node(n));
-                    if !ready {
-                        for pod in self.pods_on(node) {
-                            applied.events.extend(self.set_pod_ready(&pod, false));
-                        }
-                    }
-                }
+            Action::SetNodeReady { node, ready: false } => {
+                applied = self.node_not_ready(node);
+            }
+            Action::SetNodeReady { node, ready: true } => {
+                applied = self.node_ready_again(node);
             }
             Action::AddNode {
                 zone,
@@ -401,6 +431,7 @@ impl ClusterModel {
                 let deleted = self.delete_pods(&pods);
                 applied.events.extend(deleted.events);
                 applied.pod_ops.extend(deleted.pod_ops);
+                applied.pod_ops.extend(self.forget_node(node));
                 applied.events.extend(self.endpoints.remove_node(node));
                 let replacements = self.create_pods(pods.len() as u32)?;
                 applied.events.extend(replacements.events);

@@ -130,6 +130,7 @@ load:
                 PodOp::Stop { pod, .. } => {
                     model.pod_gone(&pod);
                 }
+                PodOp::Kubelet { .. } => {}
             }
         }
     }

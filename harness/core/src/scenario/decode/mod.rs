@@ -362,6 +362,28 @@ fn positive_duration(
     Some(d)
 }
 
+/// Parses a duration that Kubernetes holds in whole seconds (`tolerationSeconds`).
+fn whole_seconds(
+    problems: &mut Problems<'_>,
+    path: &FieldPath,
+    text: &DurationText,
+) -> Option<Duration> {
+    let d = duration(problems, path, text)?;
+    if d.subsec_nanos() != 0 {
+        problems.at(
+            path,
+            format!(
+                "Kubernetes keeps this in whole seconds; found `{}` ({} s): write e.g. `{}s`",
+                text.0,
+                d.as_secs_f64(),
+                d.as_secs_f64().round() as u64
+            ),
+        );
+        return None;
+    }
+    Some(d)
+}
+
 /// Parses a CPU quantity into millicores.
 fn cpu(problems: &mut Problems<'_>, path: &FieldPath, value: &CpuText) -> Option<u64> {
     units::parse_cpu_millis(&value.0)

@@ -11,7 +11,7 @@ use super::super::model::{
     ServiceTime, Sidecar, SpreadConstraint, Sse, Startup,
 };
 use super::super::path::FieldPath;
-use super::{autoscaler, duration, lifecycle, listing, positive_duration};
+use super::{autoscaler, duration, lifecycle, listing, positive_duration, whole_seconds};
 
 pub(super) fn build(
     spec: &ServiceSpec,
@@ -59,6 +59,12 @@ pub(super) fn build(
         )
         .unwrap_or(Startup::DEFAULT_LATENCY),
     };
+    let not_ready_toleration = whole_seconds(
+        problems,
+        &root.key("notReadyToleration"),
+        &spec.not_ready_toleration,
+    )
+    .unwrap_or(kube_model::node_lifecycle::DEFAULT_TOLERATION);
     let rollout = lifecycle::build_rollout(&spec.rollout, &root.key("rollout"), problems);
     let termination =
         lifecycle::build_termination(&spec.termination, &root.key("termination"), problems);
@@ -77,6 +83,7 @@ pub(super) fn build(
         sse,
         readiness_probe,
         startup,
+        not_ready_toleration,
         rollout,
         termination,
         app,

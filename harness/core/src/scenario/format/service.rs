@@ -41,6 +41,13 @@ pub struct ServiceSpec {
     /// How long a new pod takes to start, before its readiness probe can pass.
     #[serde(default)]
     pub startup: StartupSpec,
+    /// How long pods stay bound to a node whose kubelet went silent (`setNodeReady: false`)
+    /// before taint-based eviction deletes them and the ReplicaSet recreates them elsewhere:
+    /// the `tolerationSeconds` of their `node.kubernetes.io/unreachable` and
+    /// `node.kubernetes.io/not-ready` NoExecute tolerations. Default `300s`, what the
+    /// DefaultTolerationSeconds admission plugin gives every pod; whole seconds.
+    #[serde(default = "five_minutes")]
+    pub not_ready_toleration: DurationText,
     /// The Deployment's rolling-update strategy, used by `rollout` timeline actions
     /// (defaults as in Kubernetes).
     #[serde(default)]
@@ -253,6 +260,10 @@ impl Default for StartupSpec {
             latency: two_seconds(),
         }
     }
+}
+
+fn five_minutes() -> DurationText {
+    DurationText::of("300s")
 }
 
 fn two_seconds() -> DurationText {
