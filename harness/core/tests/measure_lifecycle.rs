@@ -55,6 +55,7 @@ fn run() -> RunData {
                     desired: 2,
                     source_rps: 50.0,
                     destination_rps: 20.0,
+                    destination_by_pod: Default::default(),
                 },
             ),
             ev(
@@ -64,6 +65,7 @@ fn run() -> RunData {
                     desired: 5,
                     source_rps: 90.0,
                     destination_rps: 20.0,
+                    destination_by_pod: Default::default(),
                 },
             ),
             ev(

@@ -190,18 +190,22 @@ fn a_zone_that_comes_back_is_reached_as_before_the_outage() {
 #[test]
 fn a_node_not_ready_past_the_toleration_has_its_pods_evicted_and_recreated_elsewhere() {
     let p = planned("scenarios/testdata/valid-node-eviction.yaml", None);
-    let labels: Vec<(Option<f64>, &str)> = p
-        .steps
-        .iter()
-        .map(|s| (s.at_s, s.label.as_str()))
-        .collect();
+    let labels: Vec<(Option<f64>, &str)> =
+        p.steps.iter().map(|s| (s.at_s, s.label.as_str())).collect();
     assert_eq!(labels.len(), 4, "{labels:?}");
     let eviction = &p.steps[2];
     assert_eq!(eviction.at_s, Some(25.0), "5 s + the 20 s toleration");
-    assert!(eviction.label.starts_with("taint-based eviction"), "{}", eviction.label);
+    assert!(
+        eviction.label.starts_with("taint-based eviction"),
+        "{}",
+        eviction.label
+    );
     assert_eq!(eviction.deleted, ["pod-1"]);
     assert_eq!(eviction.created, ["pod-3"]);
-    assert_ne!(eviction.pods["pod-3"].node, "n-2", "never on the tainted node");
+    assert_ne!(
+        eviction.pods["pod-3"].node, "n-2",
+        "never on the tainted node"
+    );
     assert!(
         eviction
             .events

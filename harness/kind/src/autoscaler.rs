@@ -188,6 +188,7 @@ impl HpaTracker {
                 desired: view.desired,
                 source_rps,
                 destination_rps,
+                destination_by_pod: Default::default(),
             });
         }
         self.last = Some(view);

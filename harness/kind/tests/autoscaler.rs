@@ -67,6 +67,7 @@ fn autoscaler_events(events: &[EventKind]) -> Vec<(u32, u32, f64, f64)> {
                 desired,
                 source_rps,
                 destination_rps,
+                ..
             } => Some((*current, *desired, *source_rps, *destination_rps)),
             _ => None,
         })

@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness_core::control_plane::endpoints::PodRecord;
 use harness_core::measure::{EventKind, PodSample};
 use harness_core::scenario::model::{self, Autoscaler, PolicyKind, Reporter, Scenario};
 use harness_core::text::error_chain;
 use kube_model::hpa::{
     self, Behavior, ControllerOptions, HpaSpec, HpaState, MetricSpec, MetricTarget, Observation,
-    PodMetric, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy,
+    PodMetric, PodPhase, PolicyType, ScalingPolicy, ScalingRules, SelectPolicy,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -204,18 +205,11 @@ impl HpaLoop {
             .max(Duration::from_secs(1));
         let per_pod = destination_rates(&c.samples, window);
         let mut s = c.shared.lock();
-        let pods: Vec<PodMetric> = s
-            .model
-            .endpoints()
-            .pods()
-            .filter(|p| !p.terminating)
-            .map(|p| match per_pod.get(&p.name) {
-                Some(v) => PodMetric::new(&p.name).with_value(*v).with_ready(p.ready),
-                None => PodMetric::new(&p.name).with_ready(p.ready),
-            })
-            .collect();
+        let (pods, counted) = destination_metric(s.model.endpoints().pods(), &per_pod, |pod| {
+            c.manager.containers_started(pod)
+        });
         let current = s.model.desired_replicas() as i32;
-        let destination_rps: f64 = per_pod.values().sum();
+        let destination_rps: f64 = counted.values().sum();
         let observation = match self.spec.reporter {
             Reporter::Destination => Observation::pods(current, pods),
             Reporter::Source => match source_rps {
@@ -236,6 +230,7 @@ impl HpaLoop {
             desired,
             source_rps: source_rps.unwrap_or(0.0),
             destination_rps,
+            destination_by_pod: counted,
         }];
         let mut ops = Vec::new();
         if desired != current as u32 {
@@ -254,6 +249,43 @@ impl HpaLoop {
     }
 }
 
+/// The pods the HPA's selector matches, as the replica calculator sees them, and the
+/// destination-side metric of those it counts (pod → processed requests per second).
+///
+/// As `replica_calculator.go`'s `groupPods` (kubernetes v1.34, ported in
+/// `kube_model::hpa::pods`): a pod being deleted is ignored (the ReplicaSet no longer counts
+/// it either, so it is not listed at all), a pod whose containers have not started is
+/// `Pending` (unready: its sample is dropped), a running pod without a sample is missing, and
+/// every other pod's sample counts whatever its `Ready` condition. So the metric is the sum
+/// over pods that exist now — never a deleted pod's last rate.
+pub(crate) fn destination_metric<'p>(
+    pods: impl Iterator<Item = &'p PodRecord>,
+    per_pod: &BTreeMap<String, f64>,
+    started: impl Fn(&str) -> bool,
+) -> (Vec<PodMetric>, BTreeMap<String, f64>) {
+    let mut metrics = Vec::new();
+    for p in pods.filter(|p| !p.terminating) {
+        let mut metric = PodMetric::new(&p.name).with_ready(p.ready);
+        if !started(&p.name) {
+            metric.phase = PodPhase::Pending;
+        } else if let Some(v) = per_pod.get(&p.name) {
+            metric = metric.with_value(*v);
+        }
+        metrics.push(metric);
+    }
+    let groups = hpa::pods::group_pods(&metrics);
+    let counted = metrics
+        .iter()
+        .filter(|m| {
+            !groups.ignored.contains(&m.name)
+                && !groups.unready.contains(&m.name)
+                && !groups.missing.contains(&m.name)
+        })
+        .filter_map(|m| per_pod.get(&m.name).map(|v| (m.name.clone(), *v)))
+        .collect();
+    (metrics, counted)
+}
+
 /// Requests each pod's sidecar admitted per second over (about) the last `window`.
 fn destination_rates(samples: &Samples, window: Duration) -> BTreeMap<String, f64> {
     let all = samples.lock().unwrap_or_else(|e| e.into_inner());
@@ -270,4 +302,60 @@ fn rate_over(samples: &[PodSample], window_s: f64) -> Option<f64> {
         .find(|s| last.t_s - s.t_s >= window_s - 0.5)?;
     let dt = last.t_s - first.t_s;
     (dt > 0.0).then(|| last.admitted.saturating_sub(first.admitted) as f64 / dt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, ready: bool, terminating: bool) -> PodRecord {
+        PodRecord {
+            name: name.into(),
+            node: "n".into(),
+            zone: "z".into(),
+            ready,
+            terminating,
+        }
+    }
+
+    /// A user's autoscaler whose scale-up met a rollout: the sidecars' samples still held the
+    /// last rates of pods the rollout had deleted, and the event summed them in (≈ 690 rps
+    /// while callers never sent more than 400).
+    #[test]
+    fn the_destination_metric_sums_only_the_pods_the_hpa_counts() {
+        let pods = [
+            pod("pod-0", true, false),
+            // Failed its readiness probe, still running: a non-CPU metric counts it.
+            pod("pod-1", false, false),
+            // Being deleted by the rollout: ignored.
+            pod("pod-2", true, true),
+            // Created, containers not started: Pending.
+            pod("pod-5", false, false),
+            // Running, no sample yet: missing.
+            pod("pod-6", false, false),
+        ];
+        let rates: BTreeMap<String, f64> = [
+            ("pod-0", 100.0),
+            ("pod-1", 80.0),
+            ("pod-2", 150.0),
+            // Deleted and gone from the model; its samples remain.
+            ("pod-3", 160.0),
+            ("pod-5", 5.0),
+        ]
+        .into_iter()
+        .map(|(p, v)| (p.to_string(), v))
+        .collect();
+        let (metrics, counted) = destination_metric(pods.iter(), &rates, |p| p != "pod-5");
+        assert_eq!(
+            counted.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["pod-0", "pod-1"]
+        );
+        assert_eq!(counted.values().sum::<f64>(), 180.0);
+        assert_eq!(metrics.len(), 4, "the deleted pods are not listed");
+        let pending = metrics.iter().find(|m| m.name == "pod-5").unwrap();
+        assert_eq!(pending.phase, PodPhase::Pending);
+        assert_eq!(pending.value_milli, None);
+        let missing = metrics.iter().find(|m| m.name == "pod-6").unwrap();
+        assert_eq!(missing.value_milli, None);
+    }
 }

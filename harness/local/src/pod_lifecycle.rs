@@ -134,6 +134,11 @@ impl PodManager {
         lock(&self.inner.meta).clone()
     }
 
+    /// Whether `pod`'s containers have started (its phase is `Running`, not `Pending`).
+    pub fn containers_started(&self, pod: &str) -> bool {
+        matches!(lock(&self.inner.pods).get(pod), Some(PodState::Running(_)))
+    }
+
     /// The first pod whose processes could not be started, as the engine's error.
     pub fn start_failure(&self) -> Option<TargetError> {
         let mut failures = lock(&self.inner.start_failures);

@@ -177,7 +177,9 @@ pub enum EventKind {
     },
     /// A Deployment rollout started or completed.
     Rollout { revision: u32, stage: RolloutStage },
-    /// One HPA sync: replicas before, the decision, and both sides' request rates.
+    /// One HPA sync: replicas before, the decision, and both sides' request rates. The
+    /// destination side is the sum over the pods the HPA counts (`destinationByPod`, each
+    /// pod's processed requests per second; recorded where the target knows them).
     Autoscaler {
         current: u32,
         desired: u32,
@@ -185,6 +187,8 @@ pub enum EventKind {
         source_rps: f64,
         #[serde(alias = "destination_rps")]
         destination_rps: f64,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        destination_by_pod: BTreeMap<String, f64>,
     },
     /// An ingress replica's HAProxy took a configuration: how (started, reloaded, restarted,
     /// or runtime-API slot updates), why, and the servers it lists in order (pod names; for

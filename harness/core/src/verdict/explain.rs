@@ -161,6 +161,7 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
                 desired,
                 source_rps,
                 destination_rps,
+                ..
             } if current != desired => scalings.push(format!(
                 "autoscaler: {current} → {desired} replicas at {:.1}s (demand {source_rps:.0} \
                  rps at the source, {destination_rps:.0} processed at the destination)",
