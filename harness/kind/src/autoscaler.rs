@@ -204,22 +204,18 @@ pub fn other_side(reporter: Reporter) -> Reporter {
     }
 }
 
-fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
+/// Everything but RFC 3986's unreserved characters is percent-encoded.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 /// The API server's service-proxy path of a Prometheus instant query in `ns`.
 pub fn query_path(ns: &str, query: &str) -> String {
     format!(
         "/api/v1/namespaces/{ns}/services/{PROMETHEUS_SERVICE}:web/proxy/api/v1/query?query={}",
-        percent_encode(query)
+        percent_encoding::utf8_percent_encode(query, QUERY_VALUE)
     )
 }
 

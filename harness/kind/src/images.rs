@@ -278,7 +278,7 @@ pub fn build_images(tools: &Toolbox, opts: &BuildOptions) -> Result<Vec<BuiltIma
             arch: opts.rust_target.clone(),
             reason,
         })?;
-        let sha256 = hex(&Sha256::digest(&bytes));
+        let sha256 = format!("{:x}", Sha256::digest(&bytes));
         let image = image_reference(workload.name, &sha256);
         let exists = tools.output(&docker_image_id(&image)).is_ok();
         if !exists {
@@ -371,10 +371,6 @@ pub fn check_static(elf: &[u8], machine: u16) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The file `harness images` writes: which image each workload is.

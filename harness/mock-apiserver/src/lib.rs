@@ -38,10 +38,9 @@ impl Seen {
 
     pub fn query(&self, key: &str) -> Option<String> {
         let query = self.uri.split_once('?')?.1;
-        query.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=')?;
-            (k == key).then(|| percent_decode(v))
-        })
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.into_owned())
     }
 
     pub fn json(&self) -> Value {
@@ -52,25 +51,6 @@ impl Seen {
         self.query("watch").as_deref() == Some("true")
             || self.query("watch").as_deref() == Some("1")
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An answer.

@@ -1,4 +1,7 @@
-//! "Did you mean …?": the closest known word to a misspelt field name or value.
+//! "Did you mean …?": the closest known word to a misspelt field name or value, by
+//! Levenshtein distance over characters (`strsim`).
+
+use strsim::levenshtein as edit_distance;
 
 /// The option closest to `word`, if it is close enough to be a likely misspelling: equal but
 /// for case, or within an edit distance of 2 (1 for short words).
@@ -11,21 +14,6 @@ pub fn closest<'a>(word: &str, options: impl IntoIterator<Item = &'a str>) -> Op
         .filter(|(distance, option)| *distance <= limit && *option != word)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, option)| option)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

@@ -20,6 +20,12 @@
 //! before a single-segment name), as Docker resolves references. Loopback registries
 //! (`localhost`, `127.0.0.0/8`, `[::1]`) are spoken to over plain HTTP, as the Docker daemon
 //! treats them as insecure by default; every other one over HTTPS.
+//!
+//! The challenge is parsed by `http-auth` (RFC 7235); the requests are this module's own rather
+//! than `oci-client`'s: that client asks `GET /v2/` for the challenge before the manifest
+//! request (not the manifest's own `401`), drops a failed token round trip and carries on
+//! unauthenticated (so "no token" and "no Bearer challenge" become a bare 401), and answers a
+//! `HEAD` without `Docker-Content-Digest` by a `GET` whose body it hashes instead of refusing.
 
 use harness_core::text::error_chain;
 use std::net::IpAddr;
@@ -147,65 +153,26 @@ pub struct BearerChallenge {
     pub scope: Option<String>,
 }
 
-/// Parses `Bearer realm="…",service="…",scope="…"` (quoted values may hold commas).
+/// The first `Bearer` challenge with a `realm` in a `WWW-Authenticate` value, as RFC 7235
+/// reads it (`http-auth`): quoted values may hold commas and escapes, parameter names are
+/// compared without case, and a challenge after a syntax error is not read.
 pub fn parse_bearer_challenge(header: &str) -> Option<BearerChallenge> {
-    let rest = header.trim();
-    let (scheme, params) = rest.split_once(char::is_whitespace)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let mut pairs = Vec::new();
-    let mut chars = params.trim().chars().peekable();
-    // Bounded: every pass consumes at least one character of the header.
-    while chars.peek().is_some() {
-        let key: String = chars
-            .by_ref()
-            .take_while(|c| *c != '=')
-            .collect::<String>()
-            .trim()
-            .trim_start_matches(',')
-            .trim()
-            .to_ascii_lowercase();
-        let value = if chars.peek() == Some(&'"') {
-            chars.next();
-            let mut v = String::new();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => v.extend(chars.next()),
-                    '"' => break,
-                    other => v.push(other),
-                }
-            }
-            // Up to and including the separating comma.
-            for c in chars.by_ref() {
-                if c == ',' {
-                    break;
-                }
-            }
-            v
-        } else {
-            chars
-                .by_ref()
-                .take_while(|c| *c != ',')
-                .collect::<String>()
-                .trim()
-                .to_owned()
-        };
-        if !key.is_empty() {
-            pairs.push((key, value));
-        }
-    }
-    let get = |k: &str| {
-        pairs
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-    };
-    Some(BearerChallenge {
-        realm: get("realm").filter(|r| !r.is_empty())?,
-        service: get("service"),
-        scope: get("scope"),
-    })
+    http_auth::parser::ChallengeParser::new(header)
+        .map_while(Result::ok)
+        .filter(|c| c.scheme.eq_ignore_ascii_case("bearer"))
+        .find_map(|c| {
+            let get = |k: &str| {
+                c.params
+                    .iter()
+                    .find(|(key, _)| key.eq_ignore_ascii_case(k))
+                    .map(|(_, v)| v.to_unescaped())
+            };
+            Some(BearerChallenge {
+                realm: get("realm").filter(|r| !r.is_empty())?,
+                service: get("service"),
+                scope: get("scope"),
+            })
+        })
 }
 
 /// Resolves `repository:tag` (`repository` without tag, as in the pin) to its manifest

@@ -6,6 +6,12 @@
 //! Documents are decoded one at a time (the kind of each decides how to decode it). To keep
 //! line numbers right, each document is decoded with the lines before it blanked out, so the
 //! parser's positions are positions in the file.
+//!
+//! serde-saphyr's own multi-document readers (`from_multiple`, `read`) are not used: they decode
+//! every document into one type, while here each document's `kind` (which kubectl prints after
+//! `items`) chooses between the object, a list of them and a refusal, and buffering a document
+//! to look at its kind first (serde's untagged/flatten content, `serde_json::Value`) drops the
+//! parser's line and column from the decoding errors.
 
 use std::path::Path;
 
