@@ -69,6 +69,8 @@ impl LiveRates {
 pub struct ScrapedPod {
     pub name: String,
     pub ready: bool,
+    /// The pod has a sidecar (so `metrics: None` means it did not answer this time).
+    pub has_sidecar: bool,
     pub metrics: Option<SidecarMetrics>,
 }
 
@@ -144,9 +146,18 @@ pub async fn sample_until_stopped<F, Fut>(
         let scraped = round().await;
         let mut all = lock_samples(&samples);
         for pod in scraped {
-            all.entry(pod.name)
-                .or_default()
-                .push(PodSample::scraped(t_s, pod.ready, pod.metrics));
+            let series = all.entry(pod.name).or_default();
+            let sample = match (pod.metrics, series.last()) {
+                // A sidecar that did not answer this round (busy, or exiting) has not lost
+                // its counts: its cumulative counters carry over, not drop to zero.
+                (None, Some(last)) if pod.has_sidecar => PodSample {
+                    t_s,
+                    ready: pod.ready,
+                    ..last.clone()
+                },
+                (metrics, _) => PodSample::scraped(t_s, pod.ready, metrics),
+            };
+            series.push(sample);
         }
         drop(all);
         if last {
@@ -194,21 +205,60 @@ pub struct PlacedPod {
     pub zone: String,
 }
 
-/// Every pod of the run with its samples (none for a pod never scraped).
+/// A pod whose processes exited during the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PodExit {
+    /// When, on the run's clock.
+    pub t_s: f64,
+    /// Its sidecar's final counters, as it wrote them when it exited (`None`: it wrote none,
+    /// e.g. killed at the end of its grace period).
+    pub totals: Option<SidecarMetrics>,
+}
+
+/// The pods of a run as collected.
+#[derive(Debug, Clone, Default)]
+pub struct CollectedPods {
+    pub pods: Vec<PodRun>,
+    /// Pods with a sidecar that exited without final counters ([`RunData::counters_cut`]).
+    ///
+    /// [`RunData::counters_cut`]: crate::measure::RunData::counters_cut
+    pub counters_cut: std::collections::BTreeSet<String>,
+}
+
+/// Every pod of the run with its samples (none for a pod never scraped); a pod that exited
+/// during the run ends with a sample of its sidecar's final counters at its exit, so nothing
+/// that arrived during its drain is cut off.
 pub fn pod_runs(
     pods: impl IntoIterator<Item = PlacedPod>,
     samples: &BTreeMap<String, Vec<PodSample>>,
+    exits: &BTreeMap<String, PodExit>,
     max_concurrency: u64,
-) -> Vec<PodRun> {
-    pods.into_iter()
-        .map(|p| PodRun {
-            samples: samples.get(&p.name).cloned().unwrap_or_default(),
+) -> CollectedPods {
+    let mut out = CollectedPods::default();
+    for p in pods {
+        let mut pod_samples = samples.get(&p.name).cloned().unwrap_or_default();
+        match exits.get(&p.name) {
+            Some(PodExit {
+                t_s,
+                totals: Some(totals),
+            }) => {
+                let t_s = pod_samples.last().map_or(*t_s, |last| t_s.max(last.t_s));
+                pod_samples.push(PodSample::scraped(t_s, false, Some(*totals)));
+            }
+            Some(PodExit { totals: None, .. }) if max_concurrency > 0 => {
+                out.counters_cut.insert(p.name.clone());
+            }
+            _ => {}
+        }
+        out.pods.push(PodRun {
+            samples: pod_samples,
             name: p.name,
             node: p.node,
             zone: p.zone,
             max_concurrency,
-        })
-        .collect()
+        });
+    }
+    out
 }
 
 /// Seconds on the run's clock; before the load starts (no clock yet), seconds since `origin`.
@@ -276,7 +326,9 @@ mod tests {
                 vec![ScrapedPod {
                     name: "pod-0".into(),
                     ready: true,
-                    metrics: Some(SidecarMetrics {
+                    has_sidecar: true,
+                    // The third round is not answered.
+                    metrics: (*n != 3).then_some(SidecarMetrics {
                         received: *n,
                         ..SidecarMetrics::default()
                     }),
@@ -292,6 +344,9 @@ mod tests {
         assert_eq!(pod.len(), 4);
         assert_eq!(pod.last().unwrap().received, 4, "the last round's counters");
         assert!(pod.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+        // The unanswered round keeps the counters it had, never falling back to zero.
+        let received: Vec<u64> = pod.iter().map(|s| s.received).collect();
+        assert_eq!(received, [1, 2, 2, 4]);
     }
 
     #[test]
@@ -309,10 +364,63 @@ mod tests {
             node: "n".into(),
             zone: "z".into(),
         };
-        let runs = pod_runs([placed("b"), placed("a")], &samples, 8);
+        let runs = pod_runs([placed("b"), placed("a")], &samples, &BTreeMap::new(), 8).pods;
         assert_eq!(runs[0].name, "b");
         assert_eq!(runs[0].samples.len(), 1);
         assert!(runs[1].samples.is_empty());
         assert_eq!(runs[1].max_concurrency, 8);
+    }
+
+    #[test]
+    fn a_pod_that_exited_ends_with_its_final_counters_or_is_marked_cut() {
+        let mut samples = BTreeMap::new();
+        let scraped = |t_s, received| PodSample {
+            t_s,
+            ready: true,
+            received,
+            admitted: received,
+            ..PodSample::default()
+        };
+        samples.insert(
+            "drained".to_string(),
+            vec![scraped(1.0, 10), scraped(2.0, 20)],
+        );
+        samples.insert("killed".to_string(), vec![scraped(1.0, 10)]);
+        let totals = SidecarMetrics {
+            received: 27,
+            admitted: 25,
+            rejected_queue_timeout: 2,
+            ..SidecarMetrics::default()
+        };
+        let exits = BTreeMap::from([
+            (
+                "drained".to_string(),
+                PodExit {
+                    t_s: 4.5,
+                    totals: Some(totals),
+                },
+            ),
+            (
+                "killed".to_string(),
+                PodExit {
+                    t_s: 3.0,
+                    totals: None,
+                },
+            ),
+        ]);
+        let placed = |name: &str| PlacedPod {
+            name: name.into(),
+            node: "n".into(),
+            zone: "z".into(),
+        };
+        let got = pod_runs([placed("drained"), placed("killed")], &samples, &exits, 4);
+        let last = got.pods[0].samples.last().unwrap();
+        assert_eq!((last.t_s, last.ready, last.received), (4.5, false, 27));
+        assert_eq!(last.rejected_queue_timeout, 2);
+        assert_eq!(got.pods[1].samples.len(), 1);
+        assert_eq!(
+            got.counters_cut.iter().collect::<Vec<_>>(),
+            [&"killed".to_string()]
+        );
     }
 }

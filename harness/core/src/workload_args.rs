@@ -73,6 +73,9 @@ pub fn sidecar_args(
                 queue_above: r.queue_above,
                 sustained_for: r.sustained_for,
             }),
+        // Where the final counters go is the target's (a file of the run, or the container's
+        // terminationMessagePath).
+        termination_log: None,
     }
 }
 

@@ -20,6 +20,7 @@
 //! Endpoints are named by their pod (`targetRef.name`), as the local target names them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use workload_contract::sidecar::SidecarMetrics;
 
 use harness_core::control_plane::routing::RoutingTracker;
 use harness_core::measure::{EventKind, RolloutStage, TerminationStage};
@@ -101,6 +102,9 @@ pub struct Observer {
     /// The service's Deployment as last seen.
     deployment: Option<Deployment>,
     rollout: Option<PendingRollout>,
+    /// The final counters each pod's sidecar wrote when it exited, as the kubelet copied its
+    /// termination message into the container's terminated state.
+    sidecar_totals: BTreeMap<String, SidecarMetrics>,
 }
 
 fn node_ready(node: &Node) -> bool {
@@ -275,6 +279,9 @@ impl Observer {
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
         let deleting = pod.metadata.deletion_timestamp.is_some();
+        if let Some(totals) = sidecar_totals(&pod) {
+            self.sidecar_totals.insert(name.clone(), totals);
+        }
         if self.pods.get(&name).is_some_and(|p| p.gone) {
             return Vec::new();
         }
@@ -321,6 +328,11 @@ impl Observer {
             },
         );
         out
+    }
+
+    /// The final counters `pod`'s sidecar reported when it exited, if it has.
+    pub fn sidecar_totals(&self, pod: &str) -> Option<SidecarMetrics> {
+        self.sidecar_totals.get(pod).copied()
     }
 
     fn pod_gone(&mut self, name: &str) -> Vec<EventKind> {
@@ -440,4 +452,19 @@ impl Observer {
         out.extend(self.routing.update_reachability(&endpoints));
         out
     }
+}
+
+/// The counters in the `sidecar` container's termination message (the sidecar writes them to
+/// its `terminationMessagePath` when it exits).
+fn sidecar_totals(pod: &Pod) -> Option<SidecarMetrics> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .iter()
+        .filter(|c| c.name == "sidecar")
+        .find_map(|c| {
+            let message = c.state.as_ref()?.terminated.as_ref()?.message.as_deref()?;
+            SidecarMetrics::parse_totals(message)
+        })
 }

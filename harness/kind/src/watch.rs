@@ -39,6 +39,33 @@ pub struct Recorded {
     noted: Vec<String>,
 }
 
+impl Recorded {
+    /// The pods that exited during the run (their `Exited` termination), when on the run's
+    /// clock and the final counters their sidecar reported.
+    pub fn exits(
+        &self,
+        clock: Option<&harness_core::clock::RunClock>,
+        origin: Instant,
+    ) -> std::collections::BTreeMap<String, harness_core::target_kit::PodExit> {
+        self.events
+            .iter()
+            .filter_map(|(at, e)| match e {
+                EventKind::Termination {
+                    pod,
+                    stage: harness_core::measure::TerminationStage::Exited,
+                } => Some((
+                    pod.clone(),
+                    harness_core::target_kit::PodExit {
+                        t_s: harness_core::target_kit::run_time(clock, origin, *at),
+                        totals: self.observer.sidecar_totals(pod),
+                    },
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Shared handle on [`Recorded`].
 #[derive(Debug, Clone)]
 pub struct Recorder(Arc<Mutex<Recorded>>);

@@ -12,6 +12,7 @@ use harness_core::measure::{EventKind, TerminationStage};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use workload_contract::loadbalancer::{Endpoint, EndpointSet};
+use workload_contract::sidecar::SidecarMetrics;
 
 use crate::kube_proxy::{Backend, ZoneProxy};
 
@@ -28,6 +29,9 @@ pub struct Shared {
     /// The ready endpoints with their addresses, published on every change (the load
     /// balancer's feed).
     pub endpoints: watch::Sender<EndpointSet>,
+    /// Pods whose processes exited during the run: when, and their sidecar's final counters
+    /// (`None`: no sidecar, or it wrote none, e.g. killed at the end of its grace period).
+    pub exits: BTreeMap<String, (Instant, Option<SidecarMetrics>)>,
 }
 
 /// Cloneable handle to [`Shared`].
@@ -43,6 +47,7 @@ impl SharedState {
             known_addrs: BTreeMap::new(),
             proxies: BTreeMap::new(),
             endpoints: watch::Sender::new(EndpointSet::default()),
+            exits: BTreeMap::new(),
         })))
     }
 

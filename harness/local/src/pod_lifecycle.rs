@@ -358,7 +358,8 @@ impl PodManager {
         if let Some(stop) = lock(&i.probers).remove(&pod) {
             stop.cancel();
         }
-        lock(&i.targets).remove(&pod);
+        // The sampler keeps scraping the sidecar while it drains; at its exit the sidecar
+        // writes its final counters.
         {
             let mut s = i.shared.lock();
             s.pod_addrs.remove(&pod);
@@ -368,6 +369,7 @@ impl PodManager {
         let plan = termination_plan(&kubelet_spec(termination), Duration::ZERO);
         let scale = i.scale;
         let shared = i.shared.clone();
+        let targets = i.targets.clone();
         {
             let mut s = shared.lock();
             let events = plan
@@ -392,7 +394,10 @@ impl PodManager {
                 stage: TerminationStage::Sigterm,
             }]);
             let in_time = processes.stop(stop_grace).await;
+            lock(&targets).remove(&pod);
+            let totals = processes.final_totals();
             let mut s = shared.lock();
+            s.exits.insert(pod.clone(), (Instant::now(), totals));
             if !in_time {
                 s.record(vec![EventKind::Termination {
                     pod: pod.clone(),

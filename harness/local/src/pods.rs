@@ -2,13 +2,14 @@
 //! it, as two processes on loopback carrying the pod's identity in their environment.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_core::clock::TimeScale;
 use harness_core::scenario::model::{App, Service};
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use workload_contract::identity;
+use workload_contract::sidecar::SidecarMetrics;
 
 use crate::LocalError;
 use crate::bins::WorkloadBins;
@@ -40,6 +41,8 @@ pub struct PodProcesses {
     pub addr: SocketAddr,
     /// The sidecar's admin (metrics) address.
     pub admin: Option<SocketAddr>,
+    /// Where the sidecar writes its final counters when it exits (`--termination-log`).
+    pub totals: Option<PathBuf>,
 }
 
 impl PodProcesses {
@@ -79,9 +82,11 @@ impl PodProcesses {
                 sidecar: None,
                 addr: app_addr,
                 admin: None,
+                totals: None,
             });
         };
-        let args = sidecar_args(
+        let totals = log_dir.join(format!("{pod}-sidecar.totals"));
+        let mut args = sidecar_args(
             limits,
             app,
             scale,
@@ -89,6 +94,7 @@ impl PodProcesses {
             any_loopback_port(),
             app_addr,
         );
+        args.termination_log = Some(totals.clone());
         let sidecar = Supervised::spawn(ProcessSpec {
             name: format!("{pod}/sidecar"),
             program: bins.sidecar.clone(),
@@ -106,11 +112,18 @@ impl PodProcesses {
             sidecar: Some(sidecar),
             addr,
             admin,
+            totals: Some(totals),
         })
     }
 
     /// Stops the pod as the kubelet does: SIGTERM to each container, SIGKILL after `grace`.
     /// Returns whether every container exited within the grace period.
+    /// The sidecar's final counters, once it has exited and written them.
+    pub fn final_totals(&self) -> Option<SidecarMetrics> {
+        let text = std::fs::read_to_string(self.totals.as_ref()?).ok()?;
+        SidecarMetrics::parse_totals(&text)
+    }
+
     pub async fn stop(&mut self, grace: Duration) -> bool {
         let sidecar = async {
             match self.sidecar.as_mut() {

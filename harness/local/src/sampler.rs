@@ -36,7 +36,7 @@ pub async fn sample_round(
     let s = shared.lock();
     now.into_iter()
         .zip(scrapes)
-        .map(|((name, _), metrics)| {
+        .map(|((name, admin), metrics)| {
             let ready = s
                 .model
                 .endpoints()
@@ -45,6 +45,7 @@ pub async fn sample_round(
             ScrapedPod {
                 name,
                 ready,
+                has_sidecar: admin.is_some(),
                 metrics,
             }
         })

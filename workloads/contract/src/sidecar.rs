@@ -2,6 +2,7 @@
 //! destination-side metrics it reads back from the admin port ([`SidecarMetrics`]).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::flags::duration_flag;
@@ -45,6 +46,10 @@ pub struct SidecarArgs {
     /// How long it keeps serving after SIGTERM (wall time).
     pub drain_delay: Duration,
     pub readiness_on_saturation: Option<ReadinessOnSaturation>,
+    /// Where it writes its final counters when it exits ([`SidecarMetrics::totals_line`]):
+    /// in a pod the container's `terminationMessagePath`, which the kubelet copies into the
+    /// container's terminated state.
+    pub termination_log: Option<PathBuf>,
 }
 
 impl SidecarArgs {
@@ -74,9 +79,15 @@ impl SidecarArgs {
                 duration_flag(r.sustained_for),
             ]);
         }
+        if let Some(path) = &self.termination_log {
+            args.extend(["--termination-log".into(), path.display().to_string()]);
+        }
         args
     }
 }
+
+/// The first word of the line a sidecar writes with its final counters.
+pub const TOTALS_PREFIX: &str = "sidecar-totals";
 
 /// One scrape of a sidecar's destination-side metrics (gauges now, counters cumulative).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -108,6 +119,39 @@ impl SidecarMetrics {
         }
         m
     }
+
+    /// The counters as one line, what the sidecar writes when it exits:
+    /// `sidecar-totals received=N admitted=N rejected_queue_full=N rejected_queue_timeout=N`.
+    pub fn totals_line(&self) -> String {
+        format!(
+            "{TOTALS_PREFIX} received={} admitted={} rejected_queue_full={} rejected_queue_timeout={}",
+            self.received, self.admitted, self.rejected_queue_full, self.rejected_queue_timeout
+        )
+    }
+
+    /// The counters of the last totals line in `text` (gauges read 0: nothing is in flight
+    /// any more); `None` without a complete one.
+    pub fn parse_totals(text: &str) -> Option<SidecarMetrics> {
+        text.lines().rev().find_map(|line| {
+            let rest = line.trim().strip_prefix(TOTALS_PREFIX)?;
+            let mut m = SidecarMetrics::default();
+            let mut seen = 0;
+            for pair in rest.split_whitespace() {
+                let (key, value) = pair.split_once('=')?;
+                let value: u64 = value.parse().ok()?;
+                let slot = match key {
+                    "received" => &mut m.received,
+                    "admitted" => &mut m.admitted,
+                    "rejected_queue_full" => &mut m.rejected_queue_full,
+                    "rejected_queue_timeout" => &mut m.rejected_queue_timeout,
+                    _ => continue,
+                };
+                *slot = value;
+                seen += 1;
+            }
+            (seen == 4).then_some(m)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +179,24 @@ mod tests {
     }
 
     #[test]
+    fn totals_read_back_from_the_line_written() {
+        let totals = SidecarMetrics {
+            received: 488,
+            admitted: 470,
+            rejected_queue_full: 0,
+            rejected_queue_timeout: 18,
+            ..SidecarMetrics::default()
+        };
+        let log = format!("INFO draining\n{}\n", totals.totals_line());
+        assert_eq!(SidecarMetrics::parse_totals(&log), Some(totals));
+        assert_eq!(
+            SidecarMetrics::parse_totals("sidecar-totals received=1"),
+            None
+        );
+        assert_eq!(SidecarMetrics::parse_totals(""), None);
+    }
+
+    #[test]
     fn args_carry_every_setting() {
         let args = SidecarArgs {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -148,12 +210,13 @@ mod tests {
                 queue_above: 5,
                 sustained_for: Duration::from_secs(2),
             }),
+            termination_log: Some("/dev/termination-log".into()),
         };
         assert_eq!(
             args.to_args().join(" "),
             "--listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --upstream http://127.0.0.1:81 \
              --max-concurrency 8 --queue-size 0 --queue-timeout 250ms --drain-delay 3000ms \
-             --readiness-queue-above 5 --readiness-for 2000ms"
+             --readiness-queue-above 5 --readiness-for 2000ms --termination-log /dev/termination-log"
         );
     }
 }

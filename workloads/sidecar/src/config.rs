@@ -68,6 +68,11 @@ pub struct Cli {
     /// raw HTTP/1 keep-alive fast path for plain requests; for comparisons.
     #[arg(long)]
     pub no_fast_path: bool,
+    /// On exit, after the drain, write the final counters to this file as one line
+    /// (`sidecar-totals received=N admitted=N ...`), e.g. the container's
+    /// terminationMessagePath `/dev/termination-log`. The line is printed on stdout too.
+    #[arg(long)]
+    pub termination_log: Option<std::path::PathBuf>,
 }
 
 /// Readiness on saturation: fail `/readyz` while the queue depth stays above `queue_above`

@@ -46,6 +46,8 @@ pub struct Summary {
     pub main: ServeSummary,
     /// The admin listener (kept open until the main listener has finished).
     pub admin: ServeSummary,
+    /// The counters once everything has drained (nothing in flight or queued any more).
+    pub totals: workload_contract::sidecar::SidecarMetrics,
 }
 
 /// Runs the sidecar on `listener` (traffic) and `admin_listener` (metrics) until `shutdown`
@@ -99,6 +101,7 @@ pub async fn serve(
         &identity,
         edge,
     ));
+    let counters = metrics.clone();
     let admin = Admin::new(metrics, limit, queue, readiness, identity);
 
     let main_done = CancellationToken::new();
@@ -121,7 +124,11 @@ pub async fn serve(
         main_done.clone().cancelled_owned(),
     );
     let (main, admin) = tokio::join!(main, admin);
-    Ok(Summary { main, admin })
+    Ok(Summary {
+        main,
+        admin,
+        totals: counters.totals(),
+    })
 }
 
 /// `host:port` of an `http://` upstream (port 80 when the URI names none).

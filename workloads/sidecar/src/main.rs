@@ -48,5 +48,13 @@ async fn main() -> anyhow::Result<()> {
     )
     .await?;
     tracing::info!(?summary, "sidecar stopped");
+    // Machine-readable, like the `listening` line: what the harness counts as this pod's
+    // arrivals, including those of the drain after the last scrape.
+    let totals = summary.totals.totals_line();
+    println!("{totals}");
+    if let Some(path) = &cli.termination_log {
+        std::fs::write(path, format!("{totals}\n"))
+            .with_context(|| format!("writing --termination-log {}", path.display()))?;
+    }
     Ok(())
 }

@@ -76,6 +76,18 @@ fn latency_histogram() -> Histogram {
 }
 
 impl Metrics {
+    /// The counters now (the gauges read 0), as the harness reads a sidecar's totals.
+    pub fn totals(&self) -> workload_contract::sidecar::SidecarMetrics {
+        let rejected = |reason| self.rejected.get_or_create(&ReasonLabel { reason }).get();
+        workload_contract::sidecar::SidecarMetrics {
+            received: self.received.get(),
+            admitted: self.admitted.get(),
+            rejected_queue_full: rejected(workload_contract::sidecar::REASON_QUEUE_FULL),
+            rejected_queue_timeout: rejected(workload_contract::sidecar::REASON_QUEUE_TIMEOUT),
+            ..Default::default()
+        }
+    }
+
     /// All metrics at zero, with every known label value of the labelled counters created, so
     /// each series is exposed (as 0) from the first scrape on.
     pub fn new() -> Self {

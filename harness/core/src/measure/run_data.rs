@@ -3,7 +3,7 @@
 //! per-pod samples of the sidecars' destination-side metrics, and the timeline of control-plane
 //! events.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kube_model::EventType;
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,11 @@ pub struct RunData {
     /// (empty without one).
     #[serde(default)]
     pub lb_routable: Vec<LbRoutable>,
+    /// Pods that exited during the run without reporting their sidecar's final counters
+    /// (killed at the end of their grace period): their last sample may miss what arrived
+    /// after it.
+    #[serde(default)]
+    pub counters_cut: BTreeSet<String>,
 }
 
 /// A pod became routable at the load balancer (its target healthy) or stopped being so.

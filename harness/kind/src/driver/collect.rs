@@ -278,8 +278,12 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
                 node: p.node.clone().unwrap_or_default(),
                 zone: p.zone.clone().unwrap_or_default(),
             });
-        let pods =
-            target_kit::pod_runs(placed, &samples, target_kit::max_concurrency(&run.scenario));
+        let pods = target_kit::pod_runs(
+            placed,
+            &samples,
+            &recorded.exits(run.clock.as_ref(), run.deployed_at),
+            target_kit::max_concurrency(&run.scenario),
+        );
         let events =
             target_kit::events_on_clock(&recorded.events, run.clock.as_ref(), run.deployed_at);
         (pods, events)
@@ -306,10 +310,11 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         load_started_unix_ms: clock.load_start_unix_ms,
         duration_s,
         generators,
-        pods,
+        pods: pods.pods,
         events,
         lb,
         lb_routable,
+        counters_cut: pods.counters_cut,
     })
 }
 

@@ -43,6 +43,7 @@ pub(super) async fn sample_round(
         .map(|(name, metrics)| ScrapedPod {
             ready: ready.contains(&name),
             name,
+            has_sidecar: sidecar,
             metrics,
         })
         .collect()

@@ -30,6 +30,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use workload_contract::identity;
+use workload_contract::sidecar::SidecarArgs;
 
 use super::durations::{ServiceSeconds, service_seconds};
 use super::loadbalancer::gate_condition;
@@ -43,6 +44,8 @@ use crate::labels::{SCENARIO_NODE_LABEL, ZONE_LABEL};
 /// system pods on nodes whose allocatable was shaped down (docs/kind-target.md). No limit: a
 /// CPU limit would throttle the service and change its latency.
 const CPU_REQUEST: &str = "10m";
+/// The containers' `terminationMessagePath` (Kubernetes' default).
+const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
 const MEMORY_REQUEST: &str = "16Mi";
 
 /// The labels of the service's pods (and the Service's selector).
@@ -238,14 +241,19 @@ pub fn deployment(
             let mut sidecar = base_container(
                 "sidecar",
                 image_of(input.images, "sidecar")?,
-                sidecar_args(
-                    limits,
-                    &svc.app,
-                    scale,
-                    any_addr(SIDECAR_PORT),
-                    any_addr(SIDECAR_ADMIN_PORT),
-                    local_addr(FLAGSVC_PORT),
-                )
+                SidecarArgs {
+                    // The kubelet copies what the sidecar writes here when it exits (its final
+                    // counters) into the container's terminated state, where the watch reads it.
+                    termination_log: Some(TERMINATION_MESSAGE_PATH.into()),
+                    ..sidecar_args(
+                        limits,
+                        &svc.app,
+                        scale,
+                        any_addr(SIDECAR_PORT),
+                        any_addr(SIDECAR_ADMIN_PORT),
+                        local_addr(FLAGSVC_PORT),
+                    )
+                }
                 .to_args(),
             );
             sidecar.env = Some(identity_env(zone));

@@ -2,11 +2,12 @@
 //! cut short), the sampler's last round, every pod that ran with its samples, the timeline on
 //! the run's clock and the load balancer's per-pod accounting.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use harness_core::engine::TargetError;
 use harness_core::measure::{RunData, lb_buckets, lb_routable};
-use harness_core::target_kit::{self, PlacedPod};
+use harness_core::target_kit::{self, PlacedPod, PodExit};
 use tokio::time::Instant;
 
 use super::Running;
@@ -41,9 +42,28 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
             node: meta.node,
             zone: meta.zone,
         });
-    let pods = target_kit::pod_runs(placed, &samples, target_kit::max_concurrency(&run.scenario));
-    let events =
-        target_kit::events_on_clock(&run.shared.lock().events, Some(&clock), run.deployed_at);
+    let (events, exits) = {
+        let s = run.shared.lock();
+        let exits: BTreeMap<String, PodExit> = s
+            .exits
+            .iter()
+            .map(|(pod, (at, totals))| {
+                let exit = PodExit {
+                    t_s: target_kit::run_time(Some(&clock), run.deployed_at, *at),
+                    totals: *totals,
+                };
+                (pod.clone(), exit)
+            })
+            .collect();
+        let events = target_kit::events_on_clock(&s.events, Some(&clock), run.deployed_at);
+        (events, exits)
+    };
+    let collected = target_kit::pod_runs(
+        placed,
+        &samples,
+        &exits,
+        target_kit::max_concurrency(&run.scenario),
+    );
     if !failures.is_empty() {
         return Err(TargetError::new(
             "collecting the generators' reports",
@@ -64,9 +84,10 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         load_started_unix_ms: clock.load_start_unix_ms,
         duration_s,
         generators,
-        pods,
+        pods: collected.pods,
         events,
         lb,
         lb_routable,
+        counters_cut: collected.counters_cut,
     })
 }

@@ -27,11 +27,13 @@ fn harness_arguments_parse_with_the_sidecars_cli() {
             queue_above: 4,
             sustained_for: Duration::from_secs(2),
         }),
+        termination_log: Some("/dev/termination-log".into()),
     };
     let unbounded = SidecarArgs {
         queue_size: 0,
         queue_timeout: Duration::ZERO,
         readiness_on_saturation: None,
+        termination_log: None,
         ..bounded.clone()
     };
     for args in [bounded, unbounded] {
@@ -53,6 +55,7 @@ fn harness_arguments_parse_with_the_sidecars_cli() {
             (!args.queue_timeout.is_zero()).then_some(args.queue_timeout)
         );
         assert_eq!(c.serve.drain_delay, args.drain_delay);
+        assert_eq!(cli.termination_log, args.termination_log);
         assert_eq!(
             c.readiness.map(|r| (r.queue_above, r.for_at_least)),
             args.readiness_on_saturation

@@ -50,3 +50,37 @@ async fn shutdown_ends_open_streams_cleanly() {
     })
     .await;
 }
+
+/// The counters at exit include what arrived during the drain, after the last scrape a
+/// harness could take: a terminating pod's arrivals are never cut short.
+#[tokio::test]
+async fn the_totals_at_exit_count_every_request_of_the_drain() {
+    let upstream = Upstream::start().await;
+    let mut cfg = config(upstream.uri(), 2);
+    cfg.serve.drain_delay = Duration::from_millis(600);
+    let mut sidecar = start(cfg).await;
+    for _ in 0..3 {
+        assert_eq!(sidecar.get("/fast").await.status, 200);
+    }
+    let scraped = sidecar.metric("sidecar_received_total").await;
+    assert_eq!(scraped, 3.0);
+    sidecar.stop();
+    wait_until("readyz fails", Duration::from_secs(1), || async {
+        sidecar.get("/readyz").await.status == 503
+    })
+    .await;
+    // Two more arrive while it drains.
+    for _ in 0..2 {
+        assert_eq!(sidecar.get("/fast").await.status, 200);
+    }
+    let summary = sidecar.finish().await;
+    assert_eq!(summary.totals.received, 5, "{summary:?}");
+    assert_eq!(summary.totals.admitted, 5);
+    assert_eq!(summary.totals.rejected_queue_full, 0);
+    assert_eq!(upstream.requests(), 5);
+    let line = summary.totals.totals_line();
+    assert_eq!(
+        workload_contract::sidecar::SidecarMetrics::parse_totals(&line),
+        Some(summary.totals)
+    );
+}
