@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use dataplane_support::{
-    CountingUpstream, Flagsvc, Scrape, Sidecar, UPSTREAM_POD, get, sidecar_config, wait_until,
+    Flagsvc, Scrape, Sidecar, UPSTREAM_POD, Upstream, get, sidecar_config, wait_until,
 };
 use flagsvc::ServiceTime;
 use loadgen::{ConnectionModel, RateSpec, Report, ReportExt, RunConfig};
@@ -155,7 +155,7 @@ async fn per_request_counts_are_conserved_through_the_sidecar() {
 async fn streams_hold_slots_and_closing_them_frees_the_slots() {
     const N: usize = 6;
     const K: usize = 2;
-    let upstream = CountingUpstream::start().await;
+    let upstream = Upstream::start().await;
     let sidecar = Sidecar::start(sidecar_config(upstream.uri(), N)).await;
 
     // K streams held open by a stream-only loadgen run (until `close_streams`).

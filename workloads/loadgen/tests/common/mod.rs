@@ -158,20 +158,8 @@ pub fn config(url: http::Uri, rps: f64, duration: Duration, connections: usize) 
     c
 }
 
-/// `GET path` over a fresh connection; returns (status, body).
+/// `GET path` over a fresh connection (`workload_test_support::get`); returns (status, body).
 pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let req = Request::builder()
-        .uri(path)
-        .header("host", addr.to_string())
-        .body(http_body_util::Empty::<Bytes>::new())
-        .unwrap();
-    let resp = sender.send_request(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let reply = workload_test_support::get(addr, path).await.unwrap();
+    (reply.status, reply.body)
 }

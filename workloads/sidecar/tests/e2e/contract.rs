@@ -11,7 +11,7 @@ use workload_common::identity::Identity;
 use workload_contract::sidecar::{ReadinessOnSaturation, SidecarArgs, SidecarMetrics};
 
 use crate::support::{config, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[test]
 fn harness_arguments_parse_with_the_sidecars_cli() {
@@ -64,9 +64,7 @@ fn harness_arguments_parse_with_the_sidecars_cli() {
 #[test]
 fn help_documents_every_flag() {
     use clap::CommandFactory;
-    for arg in Cli::command().get_arguments() {
-        assert!(arg.get_help().is_some(), "--{} has no help", arg.get_id());
-    }
+    workload_test_support::assert_every_flag_has_help(&Cli::command());
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::support::{config, get, sample, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn metrics_count_a_known_workload() {
