@@ -18,6 +18,7 @@ mod pool;
 mod relay;
 mod rewind;
 pub(crate) mod serve;
+mod state;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
