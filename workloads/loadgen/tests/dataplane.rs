@@ -6,31 +6,24 @@
 //! Every run is bounded (loadgen durations of a few seconds, per-request timeouts, bounded waits);
 //! exact counts are asserted only where they are deterministic, timing bounds are generous.
 
+mod common;
 mod dataplane_support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use common::config as run_config;
 use dataplane_support::{
     Flagsvc, Scrape, Sidecar, UPSTREAM_POD, Upstream, get, sidecar_config, wait_until,
 };
 use flagsvc::ServiceTime;
-use loadgen::{ConnectionModel, RateSpec, Report, ReportExt, RunConfig};
+use loadgen::{ConnectionModel, Report, ReportExt, RunConfig};
 use tokio_util::sync::CancellationToken;
 
 const FLAGSVC_POD: &str = "flagsvc-0";
 const SIDECAR_POD: &str = "sidecar-0";
 /// No loadgen run in this file may take longer than this (duration + drain).
 const RUN_LIMIT: Duration = Duration::from_secs(20);
-
-fn run_config(url: http::Uri, rps: f64, duration: Duration, connections: usize) -> RunConfig {
-    let mut cfg = RunConfig::new(url);
-    cfg.rate = RateSpec::Constant(rps);
-    cfg.duration = duration;
-    cfg.connections = connections;
-    cfg.timeout = Duration::from_secs(5);
-    cfg
-}
 
 async fn run(cfg: RunConfig) -> Report {
     let report = tokio::time::timeout(RUN_LIMIT, loadgen::run(cfg, std::future::pending()))
