@@ -214,6 +214,16 @@ where
     (start(cfg).await, upstream)
 }
 
+/// The one request's body broke off at the upstream: one upstream failure `reset` in `text`,
+/// and the slot came back.
+async fn assert_one_reset_and_settled(sidecar: &Running, text: &str) {
+    assert_eq!(
+        sample(text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
+        1.0
+    );
+    assert_eq!(assert_settled(sidecar).await, (1.0, 1.0));
+}
+
 #[tokio::test]
 async fn a_truncated_chunked_body_is_a_reset_and_the_slot_comes_back() {
     let (sidecar, upstream) = sidecar_before(
@@ -235,11 +245,7 @@ async fn a_truncated_chunked_body_is_a_reset_and_the_slot_comes_back() {
         sample(&text, "sidecar_upstream_responses_total{code=\"200\"}"),
         1.0
     );
-    assert_eq!(
-        sample(&text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
-        1.0
-    );
-    assert_eq!(assert_settled(&sidecar).await, (1.0, 1.0));
+    assert_one_reset_and_settled(&sidecar, &text).await;
     upstream.abort();
 }
 
@@ -259,11 +265,7 @@ async fn a_reset_mid_body_is_a_reset_and_the_slot_comes_back() {
     let result = get(sidecar.addr, "/reset").await;
     assert!(result.is_err(), "the client sees a broken body: {result:?}");
     let text = sidecar.metrics_text().await;
-    assert_eq!(
-        sample(&text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
-        1.0
-    );
-    assert_eq!(assert_settled(&sidecar).await, (1.0, 1.0));
+    assert_one_reset_and_settled(&sidecar, &text).await;
     upstream.abort();
 }
 

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 pub use workload_test_support::{Reply, wait_until};
-use workload_test_support::{get_with_host, identity};
+use workload_test_support::{Upstream, get_with_host, identity};
 
 /// A sidecar config for `upstream` with `max` slots and the test identity.
 pub fn config(upstream: http::Uri, max: usize) -> Config {
@@ -93,8 +93,31 @@ pub async fn get(addr: SocketAddr, path: &str) -> Result<Reply, String> {
 }
 
 /// `get` in a task.
-pub fn spawn_get(addr: SocketAddr, path: &'static str) -> JoinHandle<Result<Reply, String>> {
+pub fn spawn_get(addr: SocketAddr, path: &'static str) -> Pending {
     tokio::spawn(get(addr, path))
+}
+
+/// A request running in a task ([`spawn_get`]).
+pub type Pending = JoinHandle<Result<Reply, String>>;
+
+/// A sidecar with one slot and a queue of one (300 ms timeout) in front of `upstream`, where A
+/// (`/gate`) holds the slot and B (`/fast`) waits in the queue: the sidecar, A and B.
+pub async fn one_holding_one_queued(upstream: &Upstream) -> (Running, Pending, Pending) {
+    let mut cfg = config(upstream.uri(), 1);
+    cfg.queue_size = Some(1);
+    cfg.queue_timeout = Some(Duration::from_millis(300));
+    let sidecar = start(cfg).await;
+    let a = spawn_get(sidecar.addr, "/gate");
+    wait_until("A admitted", Duration::from_secs(5), || async {
+        upstream.in_flight() == 1
+    })
+    .await;
+    let b = spawn_get(sidecar.addr, "/fast");
+    wait_until("B queued", Duration::from_secs(5), || async {
+        sidecar.metric("sidecar_queue_depth").await == 1.0
+    })
+    .await;
+    (sidecar, a, b)
 }
 
 /// A client on a raw TCP connection: the test drops it to close the connection.
