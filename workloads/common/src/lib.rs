@@ -1,8 +1,11 @@
-//! Shared by flagsvc, sidecar and loadgen: who this pod is ([`identity`]), how a process learns
-//! it must stop ([`signal`]), and the HTTP/1 serve loop with drain-then-stop shutdown ([`serve`]).
+//! Shared by flagsvc, sidecar, loadgen and the load balancer: who this pod is ([`identity`]), how
+//! a process learns it must stop ([`signal`]), the HTTP/1 serve loop with drain-then-stop
+//! shutdown ([`serve`]), a binary's traffic and admin listeners ([`listen`]), and the
+//! hop-by-hop headers proxies drop ([`headers`]).
 
 pub mod headers;
 pub mod identity;
+pub mod listen;
 pub mod serve;
 pub mod signal;
 

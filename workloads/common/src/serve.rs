@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::{Body, Incoming};
+use hyper::server::conn::http1;
 use hyper::service::Service;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -38,6 +39,24 @@ impl Default for ServeOptions {
             drain_delay: Duration::ZERO,
             shutdown_timeout: Duration::from_secs(30),
         }
+    }
+}
+
+impl ServeOptions {
+    /// The largest request head accepted: `max_header_bytes`, at least 8 KiB.
+    pub fn max_head(&self) -> usize {
+        self.max_header_bytes.max(8 * 1024)
+    }
+
+    /// A hyper HTTP/1 connection builder with these limits: the header read timeout (on tokio's
+    /// timer) and [`ServeOptions::max_head`].
+    pub fn http1_builder(&self) -> http1::Builder {
+        let mut builder = http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_read_timeout)
+            .max_buf_size(self.max_head());
+        builder
     }
 }
 
@@ -98,11 +117,7 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let graceful = GracefulShutdown::new();
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .max_buf_size(options.max_header_bytes.max(8 * 1024));
+    let builder = options.http1_builder();
 
     let accepted = accept_until_drained(
         listener,

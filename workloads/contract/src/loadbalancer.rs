@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::flags::duration_flag;
+use crate::flags::{duration_flag, listener_flags};
 
 /// `PUT` the [`EndpointSet`] here on the admin port (JSON).
 pub const ENDPOINTS_PATH: &str = "/endpoints";
@@ -78,11 +78,8 @@ pub struct LoadBalancerArgs {
 impl LoadBalancerArgs {
     /// The command line after the program name.
     pub fn to_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--listen".into(),
-            self.listen.to_string(),
-            "--admin-listen".into(),
-            self.admin_listen.to_string(),
+        let mut args = listener_flags(self.listen, self.admin_listen);
+        args.extend([
             "--registration-lag".into(),
             duration_flag(self.registration_lag),
             "--deregistration-lag".into(),
@@ -91,7 +88,7 @@ impl LoadBalancerArgs {
             duration_flag(self.deregistration_delay),
             "--bucket".into(),
             duration_flag(self.bucket),
-        ];
+        ]);
         if let Some(hc) = &self.health_check {
             args.extend([
                 "--health-check-interval".into(),

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::flags::duration_flag;
+use crate::flags::{duration_flag, listener_flags};
 use crate::prometheus;
 
 /// `sidecar_in_flight`: requests holding a concurrency slot.
@@ -55,11 +55,8 @@ pub struct SidecarArgs {
 impl SidecarArgs {
     /// The command line after the program name.
     pub fn to_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--listen".into(),
-            self.listen.to_string(),
-            "--admin-listen".into(),
-            self.admin_listen.to_string(),
+        let mut args = listener_flags(self.listen, self.admin_listen);
+        args.extend([
             "--upstream".into(),
             self.upstream.clone(),
             "--max-concurrency".into(),
@@ -70,7 +67,7 @@ impl SidecarArgs {
             duration_flag(self.queue_timeout),
             "--drain-delay".into(),
             duration_flag(self.drain_delay),
-        ];
+        ]);
         if let Some(r) = &self.readiness_on_saturation {
             args.extend([
                 "--readiness-queue-above".into(),

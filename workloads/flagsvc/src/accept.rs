@@ -1,7 +1,8 @@
 //! flagsvc's accept loop: `workload_common::serve`'s drain-then-stop shutdown, with one
 //! decision per connection. Its first bytes are peeked: a plain `GET /stream` goes to the raw
 //! SSE path ([`crate::raw_sse`], no hyper buffers held while the stream idles), everything else
-//! to hyper with the bytes still unread (same builder options as `workload_common::serve`).
+//! to hyper with the bytes still unread (the same builder as `workload_common::serve`:
+//! `ServeOptions::http1_builder`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper::service::Service;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use workload_common::serve::{
@@ -34,12 +35,7 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> ServeSummary {
     let graceful = GracefulShutdown::new();
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .max_buf_size(options.max_header_bytes.max(8 * 1024));
-    let builder = Arc::new(builder);
+    let builder = Arc::new(options.http1_builder());
     let service = app.clone().into_service();
     let accepted = accept_until_drained(
         listener,

@@ -66,8 +66,6 @@ mod tests {
 
     #[test]
     fn help_documents_every_flag() {
-        for arg in Cli::command().get_arguments() {
-            assert!(arg.get_help().is_some(), "--{} has no help", arg.get_id());
-        }
+        workload_test_support::assert_every_flag_has_help(&Cli::command());
     }
 }

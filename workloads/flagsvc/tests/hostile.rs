@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use workload_common::identity::Identity;
 use workload_common::serve::{ServeOptions, ServeSummary};
+use workload_test_support::raw::{dribble, exchange, head_over_the_limit, vanish};
 
 fn config() -> Config {
     Config {
@@ -75,14 +76,6 @@ fn gauge(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in {text}"))
 }
 
-async fn exchange(addr: SocketAddr, bytes: &[u8]) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let _ = stream.write_all(bytes).await;
-    let mut reply = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut reply)).await;
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 /// Polls `check` every 20 ms, at most 5 s.
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
     for _ in 0..250 {
@@ -118,22 +111,9 @@ async fn malformed_request_lines_get_400_and_count_as_no_request() {
 #[tokio::test]
 async fn a_head_over_the_limit_sent_slowly_gets_431() {
     let svc = start().await;
-    let mut client = TcpStream::connect(svc.addr).await.unwrap();
-    client
-        .write_all(b"GET /flags/a HTTP/1.1\r\nhost: x\r\n")
-        .await
-        .unwrap();
-    let line = format!("x-filler: {}\r\n", "a".repeat(1000));
-    for _ in 0..16 {
-        if client.write_all(line.as_bytes()).await.is_err() {
-            break;
-        }
-        // 16 KiB in 160 ms: over 8 KiB long before the 500 ms header timeout.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let mut reply = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), client.read_to_end(&mut reply)).await;
-    let reply = String::from_utf8_lossy(&reply);
+    // 16 KiB in 160 ms: over 8 KiB long before the 500 ms header timeout.
+    let start = b"GET /flags/a HTTP/1.1\r\nhost: x\r\n";
+    let reply = head_over_the_limit(svc.addr, start, 16, Duration::from_millis(10)).await;
     assert!(
         reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
         "{reply:?}"
@@ -148,20 +128,11 @@ async fn slowloris_clients_are_closed_and_the_others_are_served() {
     let slow: Vec<JoinHandle<String>> = (0..8)
         .map(|_| {
             tokio::spawn(async move {
-                let mut stream = TcpStream::connect(addr).await.unwrap();
                 // 60 bytes, one every 50 ms: 3 s for a head the server allows 500 ms.
                 let head = format!("GET /flags/a HTTP/1.1\r\nx: {}\r\n\r\n", "s".repeat(30));
-                for byte in head.as_bytes() {
-                    if stream.write_all(&[*byte]).await.is_err() {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                let mut reply = Vec::new();
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut reply))
-                        .await;
-                String::from_utf8_lossy(&reply).into_owned()
+                dribble(addr, head.as_bytes(), Duration::from_millis(50))
+                    .await
+                    .1
             })
         })
         .collect();
@@ -190,8 +161,7 @@ async fn clients_vanishing_mid_request_and_mid_stream_leave_nothing_open() {
             .write_all(b"GET /flags/a HTTP/1.1\r\nhost: x\r\n\r\n")
             .await
             .unwrap();
-        stream.set_zero_linger().unwrap();
-        drop(stream);
+        vanish(stream);
     }
     // Mid-stream: five SSE clients read their first event, then reset.
     let mut streams = Vec::new();
@@ -214,8 +184,7 @@ async fn clients_vanishing_mid_request_and_mid_stream_leave_nothing_open() {
     })
     .await;
     for s in streams {
-        s.set_zero_linger().unwrap();
-        drop(s);
+        vanish(s);
     }
     eventually("every stream closed", async || {
         gauge(&metrics(addr).await, "flagsvc_sse_streams_open") == 0.0

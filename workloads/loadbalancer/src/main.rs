@@ -6,7 +6,7 @@
 use anyhow::Context;
 use clap::Parser;
 use loadbalancer::cli::Cli;
-use workload_contract::listening;
+use workload_common::listen::bind_and_announce;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -15,19 +15,7 @@ async fn main() -> anyhow::Result<()> {
     let config = cli.to_config()?;
     // Before the listeners: without a client there is nothing to serve.
     let client = loadbalancer::kube_client(&config).await?;
-    let listener = tokio::net::TcpListener::bind(cli.listen)
-        .await
-        .with_context(|| format!("binding --listen {}", cli.listen))?;
-    let admin = tokio::net::TcpListener::bind(cli.admin_listen)
-        .await
-        .with_context(|| format!("binding --admin-listen {}", cli.admin_listen))?;
-    println!(
-        "{}",
-        listening::line(&[
-            ("http", listener.local_addr()?),
-            ("admin", admin.local_addr()?)
-        ])
-    );
+    let (listener, admin) = bind_and_announce(cli.listen, cli.admin_listen).await?;
     loadbalancer::serve_with_client(
         listener,
         admin,

@@ -5,41 +5,17 @@
 mod support;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::Request;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use support::{Running, request, routable};
-use tokio::net::TcpListener;
+use support::{Running, pod_answering, request, routable};
 use tokio::time::Instant;
 use workload_contract::loadbalancer::{Endpoint, EndpointSet, LbStats};
 
 /// A pod: `/` answers its name, `/readyz` answers `ready` (200 or 503).
 async fn pod(name: &'static str, ready: bool) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| async move {
-                let mut resp = http::Response::new(Full::new(Bytes::from(name)));
-                if req.uri().path() == "/readyz" && !ready {
-                    *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
-                }
-                Ok::<_, std::convert::Infallible>(resp)
-            });
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service),
-            );
-        }
-    });
-    addr
+    pod_answering(name, Arc::new(AtomicBool::new(ready))).await
 }
 
 async fn get(addr: SocketAddr) -> (u16, String) {

@@ -92,12 +92,9 @@ async fn a_gated_pod_is_registered_before_ready_and_its_condition_follows_target
         status(404, "NotFound", "not scripted")
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let port = pod_addr.port().to_string();
     let lb = start_watching(
         &server,
-        &dir,
-        &port,
+        pod_addr.port(),
         &[
             "--readiness-gate",
             GATE,
@@ -201,23 +198,12 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
         slices_then_quiet(seen, vec![])
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let cli = <loadbalancer::cli::Cli as clap::Parser>::try_parse_from([
-        "loadbalancer",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--watch-service",
-        "flagsvc",
-        "--namespace",
-        NS,
-        "--target-port",
-        "8081",
-        "--readiness-gate",
-        GATE,
-    ])
-    .unwrap();
+    let argv = ["loadbalancer"]
+        .into_iter()
+        .chain(LOOPBACK_LISTENERS)
+        .chain(WATCH_FLAGSVC)
+        .chain(["--namespace", NS, "--readiness-gate", GATE]);
+    let cli = <loadbalancer::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
     let listener = tokio::net::TcpListener::bind(cli.listen).await.unwrap();
     let admin = tokio::net::TcpListener::bind(cli.admin_listen)
         .await
@@ -228,7 +214,7 @@ async fn a_service_without_selector_stops_the_balancer_with_an_error() {
             listener,
             admin,
             cli.to_config().unwrap(),
-            Some(client(&server, &dir).await),
+            Some(client(&server).await),
             std::future::pending(),
         ),
     )
@@ -290,8 +276,7 @@ async fn a_relist_of_the_pods_reads_the_selector_again_and_follows_a_change() {
         list("EndpointSliceList", "discovery.k8s.io/v1", vec![])
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let _lb = start_watching(&server, &dir, "8081", &["--readiness-gate", GATE]).await;
+    let _lb = start_watching(&server, 8081, &["--readiness-gate", GATE]).await;
     wait_until("a pod list with the new selector", || {
         let found = server.seen().iter().any(|s| {
             s.path() == PODS

@@ -53,12 +53,9 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
         }
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let port = pod_addr.port().to_string();
     let lb = start_watching(
         &server,
-        &dir,
-        &port,
+        pod_addr.port(),
         &[
             "--registration-lag",
             "300ms",
@@ -79,8 +76,8 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
     assert_eq!(
         endpoints,
         json!({ "endpoints": [
-            { "pod": "pod-0", "addr": format!("127.0.0.1:{port}") },
-            { "pod": "pod-1", "addr": format!("127.0.0.1:{port}") },
+            { "pod": "pod-0", "addr": pod_addr.to_string() },
+            { "pod": "pod-1", "addr": pod_addr.to_string() },
         ] })
     );
     let first = stats(admin).await;
@@ -181,11 +178,9 @@ async fn a_dropped_watch_is_resumed_without_registering_or_deregistering_anythin
         }
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
     let lb = start_watching(
         &server,
-        &dir,
-        "8081",
+        8081,
         &[
             "--registration-lag",
             "0s",
@@ -226,8 +221,7 @@ async fn a_dropped_watch_is_resumed_without_registering_or_deregistering_anythin
 #[tokio::test]
 async fn put_endpoints_is_refused_while_the_watch_feeds_them() {
     let server = ApiServer::start(|seen| slices_then_quiet(seen, vec![one_ready_slice()])).await;
-    let dir = tempfile::tempdir().unwrap();
-    let lb = start_watching(&server, &dir, "8081", &[]).await;
+    let lb = start_watching(&server, 8081, &[]).await;
     let admin = lb.admin;
     wait_until("the watched endpoint", || async move {
         endpoint_pods(admin).await == ["pod-0"]

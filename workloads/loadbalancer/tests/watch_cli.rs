@@ -40,18 +40,9 @@ fn missing_namespace_or_target_port_is_an_error_naming_the_fix() {
 fn without_a_kubernetes_client_it_fails_before_listening() {
     let dir = tempfile::tempdir().unwrap();
     let out = balancer()
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-            "--watch-service",
-            "flagsvc",
-            "--target-port",
-            "8081",
-            "--namespace",
-            NS,
-        ])
+        .args(LOOPBACK_LISTENERS)
+        .args(WATCH_FLAGSVC)
+        .args(["--namespace", NS])
         .env("KUBECONFIG", dir.path().join("missing"))
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env_remove("KUBERNETES_SERVICE_PORT")
@@ -87,16 +78,8 @@ async fn the_binary_watches_through_kubeconfig_and_refuses_put() {
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     let mut child = balancer()
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-            "--watch-service",
-            "flagsvc",
-            "--target-port",
-            "8081",
-        ])
+        .args(LOOPBACK_LISTENERS)
+        .args(WATCH_FLAGSVC)
         .env("POD_NAMESPACE", NS)
         .env("KUBECONFIG", &kubeconfig)
         .stdout(Stdio::piped())

@@ -2,9 +2,8 @@
 //! the server closed it; the fast path in [`crate::keepalive`]) or opened per request (hyper's
 //! low-level `client::conn::http1` over a TCP stream we open ourselves, so the connection model
 //! is explicit; SSE streams use it too). Failures are classified into the [`ErrorKind`]s the
-//! report keeps apart.
+//! report keeps apart ([`crate::error_kind`]).
 
-use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -18,9 +17,9 @@ use tokio::time::Instant;
 use workload_common::identity::POD_HEADER;
 
 use crate::config::{ConnectionModel, Target};
+use crate::error_kind::{ErrorKind, classify_hyper, classify_io};
 pub(crate) use crate::keepalive::Exchange;
 use crate::keepalive::KeepAliveConn;
-use crate::recorder::ErrorKind;
 
 type Body = Empty<Bytes>;
 
@@ -29,40 +28,6 @@ type Body = Empty<Bytes>;
 struct Reply {
     status: u16,
     pod: Option<HeaderValue>,
-}
-
-/// Maps an I/O error to its kind.
-pub(crate) fn classify_io(e: &io::Error) -> ErrorKind {
-    use io::ErrorKind as K;
-    match e.kind() {
-        K::ConnectionRefused => ErrorKind::ConnectRefused,
-        K::ConnectionReset
-        | K::ConnectionAborted
-        | K::BrokenPipe
-        | K::UnexpectedEof
-        | K::NotConnected => ErrorKind::Reset,
-        _ => ErrorKind::Other,
-    }
-}
-
-/// Maps a hyper error to its kind: an I/O cause decides; a connection closed before the
-/// response completed is a reset; protocol errors are `other`.
-pub(crate) fn classify_hyper(e: &hyper::Error) -> ErrorKind {
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<io::Error>() {
-            match classify_io(io) {
-                ErrorKind::Other => {}
-                kind => return kind,
-            }
-        }
-        source = s.source();
-    }
-    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        ErrorKind::Reset
-    } else {
-        ErrorKind::Other
-    }
 }
 
 /// Opens a TCP connection and performs the (local) HTTP/1 handshake.
@@ -162,24 +127,5 @@ impl Slot {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn io_errors_map_to_kinds() {
-        let kind = |k| classify_io(&io::Error::from(k));
-        assert_eq!(
-            kind(io::ErrorKind::ConnectionRefused),
-            ErrorKind::ConnectRefused
-        );
-        assert_eq!(kind(io::ErrorKind::ConnectionReset), ErrorKind::Reset);
-        assert_eq!(kind(io::ErrorKind::BrokenPipe), ErrorKind::Reset);
-        assert_eq!(kind(io::ErrorKind::UnexpectedEof), ErrorKind::Reset);
-        assert_eq!(kind(io::ErrorKind::TimedOut), ErrorKind::Other);
-        assert_eq!(kind(io::ErrorKind::PermissionDenied), ErrorKind::Other);
     }
 }

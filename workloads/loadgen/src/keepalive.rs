@@ -22,8 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, sleep_until};
 
-use crate::client::classify_io;
-use crate::recorder::ErrorKind;
+use crate::error_kind::{ErrorKind, classify_io};
 use crate::wire::{PodName, ReadBuf, ResponseReader};
 
 /// One worker's keep-alive connection.

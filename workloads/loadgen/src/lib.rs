@@ -36,6 +36,7 @@ pub mod cli;
 mod client;
 pub mod config;
 mod error;
+mod error_kind;
 mod keepalive;
 mod merge;
 pub mod metrics;
@@ -51,8 +52,9 @@ mod worker;
 
 pub use config::{ConnectionModel, Origin, RateSpec, RunConfig};
 pub use error::LoadgenError;
+pub use error_kind::ErrorKind;
 pub use merge::{merge_reports, try_merge_reports};
 pub use metrics::{Metrics, serve_metrics};
-pub use recorder::{ErrorKind, OTHER_PODS, UNKNOWN_POD};
+pub use recorder::{OTHER_PODS, UNKNOWN_POD};
 pub use report::{FromHistogram, Report, ReportExt, SCHEMA};
 pub use runner::{run, run_with_metrics};

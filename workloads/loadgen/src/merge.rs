@@ -190,8 +190,9 @@ mod tests {
     use super::*;
     use crate::assemble::{RunMeta, assemble, report_config};
     use crate::config::RunConfig;
+    use crate::error_kind::ErrorKind;
     use crate::metrics::Metrics;
-    use crate::recorder::{ErrorKind, Outcome, Recorder};
+    use crate::recorder::{Outcome, Recorder};
 
     /// (offset ms from its generator's start, status or 0 for a reset, pod, latency µs)
     type Sample = (u64, u16, &'static str, u64);

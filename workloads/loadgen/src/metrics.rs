@@ -29,7 +29,7 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use workload_common::serve::{Lifecycle, ServeOptions, serve};
 
-use crate::recorder::ErrorKind;
+use crate::error_kind::ErrorKind;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CodeLabel {

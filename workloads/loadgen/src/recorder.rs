@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use prometheus_client::metrics::counter::Counter;
 use tokio::time::Instant;
 
+use crate::error_kind::ErrorKind;
 use crate::metrics::Metrics;
 
 /// Largest latency recorded, in µs (1 h); longer ones are recorded as 1 h.
@@ -27,41 +28,6 @@ pub const UNKNOWN_POD: &str = "unknown";
 /// Backend name for responses once 256 distinct pod names were seen.
 pub const OTHER_PODS: &str = "(other)";
 const MAX_BACKENDS: usize = 256;
-
-/// Why a request got no HTTP response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// The TCP connect was refused (nothing listening: a dead pod, a stale endpoint).
-    ConnectRefused,
-    /// Connection reset, broken pipe, or closed before a complete response.
-    Reset,
-    /// `--timeout` expired.
-    Timeout,
-    /// Anything else (protocol errors, unreachable hosts, ...).
-    Other,
-}
-
-impl ErrorKind {
-    pub const ALL: [Self; 4] = [
-        Self::ConnectRefused,
-        Self::Reset,
-        Self::Timeout,
-        Self::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ConnectRefused => "connect_refused",
-            Self::Reset => "reset",
-            Self::Timeout => "timeout",
-            Self::Other => "other",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// What became of one attempted request.
 #[derive(Debug, Clone, Copy)]

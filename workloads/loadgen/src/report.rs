@@ -13,7 +13,7 @@ use hdrhistogram::{Counter, Histogram};
 
 pub use workload_contract::loadgen::report::*;
 
-use crate::recorder::ErrorKind;
+use crate::error_kind::ErrorKind;
 
 /// A summary computed from a latency histogram (µs).
 pub trait FromHistogram {

@@ -16,8 +16,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use workload_common::identity::POD_HEADER;
 
-use crate::client::{classify_hyper, connect};
+use crate::client::connect;
 use crate::config::Target;
+use crate::error_kind::classify_hyper;
 use crate::metrics::Metrics;
 use crate::recorder::UNKNOWN_POD;
 use crate::report::{SseBackend, SseReport};
@@ -209,7 +210,7 @@ impl StreamSlot {
                 .send_request(self.target.request())
                 .await
                 .map_err(|e| classify_hyper(&e))?;
-            Ok::<_, crate::recorder::ErrorKind>((sender, response))
+            Ok::<_, crate::error_kind::ErrorKind>((sender, response))
         };
         let deadline = Instant::now() + self.timeout;
         let opened = tokio::select! {

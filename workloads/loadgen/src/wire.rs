@@ -16,7 +16,7 @@
 
 use http::HeaderMap;
 
-use crate::recorder::ErrorKind;
+use crate::error_kind::ErrorKind;
 use head_memo::HeadMemo;
 
 mod head_memo;

@@ -6,31 +6,24 @@
 //! Every run is bounded (loadgen durations of a few seconds, per-request timeouts, bounded waits);
 //! exact counts are asserted only where they are deterministic, timing bounds are generous.
 
+mod common;
 mod dataplane_support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use common::config as run_config;
 use dataplane_support::{
-    CountingUpstream, Flagsvc, Scrape, Sidecar, UPSTREAM_POD, get, sidecar_config, wait_until,
+    Flagsvc, Scrape, Sidecar, UPSTREAM_POD, Upstream, get, sidecar_config, wait_until,
 };
 use flagsvc::ServiceTime;
-use loadgen::{ConnectionModel, RateSpec, Report, ReportExt, RunConfig};
+use loadgen::{ConnectionModel, Report, ReportExt, RunConfig};
 use tokio_util::sync::CancellationToken;
 
 const FLAGSVC_POD: &str = "flagsvc-0";
 const SIDECAR_POD: &str = "sidecar-0";
 /// No loadgen run in this file may take longer than this (duration + drain).
 const RUN_LIMIT: Duration = Duration::from_secs(20);
-
-fn run_config(url: http::Uri, rps: f64, duration: Duration, connections: usize) -> RunConfig {
-    let mut cfg = RunConfig::new(url);
-    cfg.rate = RateSpec::Constant(rps);
-    cfg.duration = duration;
-    cfg.connections = connections;
-    cfg.timeout = Duration::from_secs(5);
-    cfg
-}
 
 async fn run(cfg: RunConfig) -> Report {
     let report = tokio::time::timeout(RUN_LIMIT, loadgen::run(cfg, std::future::pending()))
@@ -155,7 +148,7 @@ async fn per_request_counts_are_conserved_through_the_sidecar() {
 async fn streams_hold_slots_and_closing_them_frees_the_slots() {
     const N: usize = 6;
     const K: usize = 2;
-    let upstream = CountingUpstream::start().await;
+    let upstream = Upstream::start().await;
     let sidecar = Sidecar::start(sidecar_config(upstream.uri(), N)).await;
 
     // K streams held open by a stream-only loadgen run (until `close_streams`).

@@ -5,16 +5,13 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::config;
+use common::{TestServer, accept_each, config};
 use loadgen::{Report, ReportExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
 
 /// What the scripted server does for request `req` (0, 1, …) on connection `conn`.
 #[derive(Clone)]
@@ -49,28 +46,6 @@ impl Reply {
     }
 }
 
-struct Scripted {
-    addr: SocketAddr,
-    accepted: Arc<AtomicUsize>,
-    accept: JoinHandle<()>,
-}
-
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        self.accept.abort();
-    }
-}
-
-impl Scripted {
-    fn url(&self) -> http::Uri {
-        format!("http://{}/", self.addr).parse().unwrap()
-    }
-
-    fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::SeqCst)
-    }
-}
-
 /// Reads one request head (up to the blank line); false when the client closed.
 async fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> bool {
     loop {
@@ -86,53 +61,49 @@ async fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> bool {
     }
 }
 
-async fn scripted<F>(script: F) -> Scripted
+async fn scripted<F>(script: F) -> TestServer
 where
     F: Fn(usize, usize) -> Reply + Send + Sync + 'static,
 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counter = accepted.clone();
     let script = Arc::new(script);
-    let accept = tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let conn = counter.fetch_add(1, Ordering::SeqCst);
-            // Each piece leaves as its own segment.
-            let _ = stream.set_nodelay(true);
-            let script = script.clone();
-            tokio::spawn(async move {
-                let mut pending = Vec::new();
-                // Bounded: a client sends at most a few dozen requests per test.
-                for req in 0..10_000 {
-                    if !read_request(&mut stream, &mut pending).await {
+    accept_each(move |conn, mut stream| {
+        // Each piece leaves as its own segment.
+        let _ = stream.set_nodelay(true);
+        let script = script.clone();
+        tokio::spawn(async move {
+            let mut pending = Vec::new();
+            // Bounded: a client sends at most a few dozen requests per test.
+            for req in 0..10_000 {
+                if !read_request(&mut stream, &mut pending).await {
+                    return;
+                }
+                let reply = script(conn, req);
+                for piece in reply.bytes.chunks(reply.piece.max(1)) {
+                    if stream.write_all(piece).await.is_err() {
                         return;
                     }
-                    let reply = script(conn, req);
-                    for piece in reply.bytes.chunks(reply.piece.max(1)) {
-                        if stream.write_all(piece).await.is_err() {
-                            return;
-                        }
-                        if reply.piece != usize::MAX {
-                            tokio::time::sleep(Duration::from_millis(1)).await;
-                        }
-                    }
-                    if reply.close {
-                        tokio::time::sleep(reply.close_after).await;
-                        return;
+                    if reply.piece != usize::MAX {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
                     }
                 }
-            });
-        }
-    });
-    Scripted {
-        addr,
-        accepted,
-        accept,
-    }
+                if reply.close {
+                    tokio::time::sleep(reply.close_after).await;
+                    return;
+                }
+            }
+        });
+    })
+    .await
+}
+
+/// One second of load at `rps` over `connections` keep-alive connections to `server`.
+async fn run(server: &TestServer, rps: f64, connections: usize) -> Report {
+    loadgen::run(
+        config(server.url("/"), rps, Duration::from_secs(1), connections),
+        std::future::pending(),
+    )
+    .await
+    .unwrap()
 }
 
 fn errors(report: &Report) -> [u64; 4] {
@@ -177,12 +148,7 @@ async fn framings_written_in_small_pieces_count_per_pod_on_reused_connections() 
         }
     })
     .await;
-    let report = loadgen::run(
-        config(server.url(), 20.0, Duration::from_secs(1), 4),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
+    let report = run(&server, 20.0, 4).await;
     assert_eq!(report.attempted, 20);
     assert_eq!(errors(&report), [0, 0, 0, 0]);
     let ok = report.responses["200"];
@@ -217,12 +183,7 @@ async fn a_response_cut_short_is_reset_and_counted_against_the_pod_that_answered
         }
     })
     .await;
-    let report = loadgen::run(
-        config(server.url(), 20.0, Duration::from_secs(1), 1),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
+    let report = run(&server, 20.0, 1).await;
     assert_eq!(report.attempted, 20);
     assert_eq!(report.responses["200"], 10);
     assert_eq!(errors(&report), [0, 10, 0, 0]);
@@ -253,12 +214,7 @@ async fn connection_close_and_bodies_delimited_by_the_close_are_complete_respons
         }
     })
     .await;
-    let report = loadgen::run(
-        config(server.url(), 20.0, Duration::from_secs(1), 1),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
+    let report = run(&server, 20.0, 1).await;
     assert_eq!(report.attempted, 20);
     assert_eq!(report.responses["200"], 20);
     assert_eq!(errors(&report), [0, 0, 0, 0]);
@@ -275,12 +231,7 @@ async fn connections_closed_while_idle_are_replaced_without_errors() {
     let server =
         scripted(|_, _| Reply::whole(sized(200, "idle", "")).then_close(Duration::from_millis(5)))
             .await;
-    let report = loadgen::run(
-        config(server.url(), 10.0, Duration::from_secs(1), 1),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
+    let report = run(&server, 10.0, 1).await;
     assert_eq!(report.attempted, 10);
     assert_eq!(report.responses["200"], 10);
     assert_eq!(errors(&report), [0, 0, 0, 0]);
@@ -298,12 +249,7 @@ async fn protocol_errors_are_other_and_the_connection_is_not_reused() {
         }
     })
     .await;
-    let report = loadgen::run(
-        config(server.url(), 10.0, Duration::from_secs(1), 1),
-        std::future::pending(),
-    )
-    .await
-    .unwrap();
+    let report = run(&server, 10.0, 1).await;
     assert_eq!(report.attempted, 10);
     assert_eq!(errors(&report), [0, 0, 0, 10]);
     assert_eq!(report.total_responses(), 0);

@@ -59,6 +59,20 @@ async fn two_generators_merge_into_exact_totals() {
     assert!(lo <= merged.latency_ms.p50 && merged.latency_ms.p50 <= hi);
 }
 
+/// Runs `command` (at most 30 s) and asserts that it succeeded; its output.
+async fn succeeds(command: &mut tokio::process::Command) -> std::process::Output {
+    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_writes_json_reports_and_merges_them() {
     let server = zone_server("z").await;
@@ -68,37 +82,18 @@ async fn the_binary_writes_json_reports_and_merges_them() {
     let mut paths = Vec::new();
     for k in 0..2 {
         let path = dir.path().join(format!("r{k}.json"));
-        let out = tokio::process::Command::new(bin)
-            .args(["run", "--url", &url, "--rate", "50", "--duration", "500ms"])
-            .args(["--connections", "2", "--output", "text", "--output-file"])
-            .arg(&path)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(30), out)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = succeeds(
+            tokio::process::Command::new(bin)
+                .args(["run", "--url", &url, "--rate", "50", "--duration", "500ms"])
+                .args(["--connections", "2", "--output", "text", "--output-file"])
+                .arg(&path),
+        )
+        .await;
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("25 attempted: 25 responses"), "{stdout}");
         paths.push(path);
     }
-    let out = tokio::process::Command::new(bin)
-        .arg("merge")
-        .args(&paths)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(30), out)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeds(tokio::process::Command::new(bin).arg("merge").args(&paths)).await;
     let merged: Report = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(merged.attempted, 50);
     assert_eq!(merged.sources, 2);

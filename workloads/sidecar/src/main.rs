@@ -1,11 +1,10 @@
 //! The `sidecar` binary: parses flags, binds both listeners, runs [`sidecar::serve`] until
 //! SIGTERM/SIGINT.
 
-use anyhow::Context;
 use clap::Parser;
 use sidecar::Cli;
 use workload_common::identity::Identity;
-use workload_contract::listening;
+use workload_common::listen::bind_and_announce;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -19,20 +18,7 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
-    let listener = tokio::net::TcpListener::bind(cli.listen)
-        .await
-        .with_context(|| format!("binding --listen {}", cli.listen))?;
-    let admin = tokio::net::TcpListener::bind(cli.admin_listen)
-        .await
-        .with_context(|| format!("binding --admin-listen {}", cli.admin_listen))?;
-    // Machine-readable: the harness (and scripts) read the bound ports from this line.
-    println!(
-        "{}",
-        listening::line(&[
-            ("http", listener.local_addr()?),
-            ("admin", admin.local_addr()?)
-        ])
-    );
+    let (listener, admin) = bind_and_announce(cli.listen, cli.admin_listen).await?;
     tracing::info!(
         listen = %listener.local_addr()?,
         admin = %admin.local_addr()?,

@@ -24,9 +24,16 @@ use tokio_util::sync::CancellationToken;
 
 pub const NS: &str = "harness-r1";
 pub const GATE: &str = "target-health.harness.io/flagsvc";
+/// Both listeners on a free loopback port.
+pub const LOOPBACK_LISTENERS: [&str; 4] =
+    ["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"];
+/// Watching Service `flagsvc` and sending to its pods' port 8081 (the namespace is not given).
+pub const WATCH_FLAGSVC: [&str; 4] = ["--watch-service", "flagsvc", "--target-port", "8081"];
 
-/// A kube client read from a kubeconfig file (in `dir`) that points at `server`.
-pub async fn client(server: &ApiServer, dir: &tempfile::TempDir) -> kube::Client {
+/// A kube client read from a kubeconfig file (in a temporary directory, gone once the client is
+/// made: it names a plain-HTTP server and no credentials) that points at `server`.
+pub async fn client(server: &ApiServer) -> kube::Client {
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");
     server.write_kubeconfig(&path).unwrap();
     let kubeconfig = Kubeconfig::read_from(&path).unwrap();
@@ -57,15 +64,10 @@ pub async fn start(args: &[&str], client: kube::Client) -> Running {
 /// The balancer with `args` (after the listeners on 127.0.0.1): with a `client`, as
 /// `serve_with_client` runs it; without, as the binary does (`loadbalancer::serve`).
 pub async fn start_serving(args: &[&str], client: Option<kube::Client>) -> Running {
-    let argv = [
-        "loadbalancer",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-    ]
-    .into_iter()
-    .chain(args.iter().copied());
+    let argv = ["loadbalancer"]
+        .into_iter()
+        .chain(LOOPBACK_LISTENERS)
+        .chain(args.iter().copied());
     let cli = Cli::try_parse_from(argv).unwrap();
     let config = cli.to_config().unwrap();
     let listener = TcpListener::bind(cli.listen).await.unwrap();
@@ -95,24 +97,20 @@ pub fn one_ready_slice() -> Value {
     slice("s", "1", vec![endpoint("pod-0", "10.1.0.1", Some(true))])
 }
 
-/// The balancer watching Service `flagsvc` in [`NS`] through `server` (a kubeconfig file in
-/// `dir`), sending to `--target-port target_port`, with `more` flags.
-pub async fn start_watching(
-    server: &ApiServer,
-    dir: &tempfile::TempDir,
-    target_port: &str,
-    more: &[&str],
-) -> Running {
+/// The balancer watching Service `flagsvc` in [`NS`] through `server` (see [`client`]),
+/// sending to `--target-port target_port`, with `more` flags.
+pub async fn start_watching(server: &ApiServer, target_port: u16, more: &[&str]) -> Running {
+    let target_port = target_port.to_string();
     let watch = [
         "--watch-service",
         "flagsvc",
         "--namespace",
         NS,
         "--target-port",
-        target_port,
+        &target_port,
     ];
     let args: Vec<&str> = watch.into_iter().chain(more.iter().copied()).collect();
-    start(&args, client(server, dir).await).await
+    start(&args, client(server).await).await
 }
 
 /// The API server's answer to the EndpointSlice requests of a balancer whose slices never
@@ -188,6 +186,11 @@ where
 
 /// A pod on 127.0.0.1: `/` answers 200 `ok`, `/readyz` 200 while `ready` holds, else 503.
 pub async fn pod_server(ready: Arc<AtomicBool>) -> SocketAddr {
+    pod_answering("ok", ready).await
+}
+
+/// A pod on 127.0.0.1: `/` answers 200 `body`, `/readyz` 200 while `ready` holds, else 503.
+pub async fn pod_answering(body: &'static str, ready: Arc<AtomicBool>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -199,7 +202,7 @@ pub async fn pod_server(ready: Arc<AtomicBool>) -> SocketAddr {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let ready = ready.clone();
                 async move {
-                    let mut resp = http::Response::new(Full::new(Bytes::from("ok")));
+                    let mut resp = http::Response::new(Full::new(Bytes::from(body)));
                     if req.uri().path() == "/readyz" && !ready.load(Ordering::SeqCst) {
                         *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
                     }

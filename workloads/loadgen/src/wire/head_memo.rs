@@ -58,7 +58,7 @@ impl HeadMemo {
 #[cfg(test)]
 mod tests {
     use super::super::{Complete, PodName, ReadBuf, ResponseReader};
-    use crate::recorder::ErrorKind;
+    use crate::error_kind::ErrorKind;
 
     fn ok(status: u16, close: bool) -> Result<Complete, ErrorKind> {
         Ok(Complete { status, close })

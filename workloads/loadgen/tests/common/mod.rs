@@ -17,7 +17,7 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use loadgen::{RateSpec, RunConfig};
 use tokio::io::AsyncReadExt;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -70,12 +70,11 @@ pub fn sse_body(event: &'static [u8], every: Duration, limit: Option<usize>) -> 
     BodyExt::boxed(StreamBody::new(stream))
 }
 
-/// Serves `handler(connection_index, request)` on every connection (indices from 0, in accept
-/// order).
-pub async fn http_server<F, Fut>(handler: F) -> TestServer
+/// Accepts on a loopback listener and hands each connection, with its index (from 0, in
+/// accept order), to `on_accept`.
+pub async fn accept_each<F>(on_accept: F) -> TestServer
 where
-    F: Fn(usize, Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Response<Body>> + Send + 'static,
+    F: Fn(usize, TcpStream) + Send + 'static,
 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -86,17 +85,7 @@ where
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let index = counter.fetch_add(1, Ordering::SeqCst);
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req| {
-                    let fut = handler(index, req);
-                    async move { Ok::<_, Infallible>(fut.await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+            on_accept(counter.fetch_add(1, Ordering::SeqCst), stream);
         }
     });
     TestServer {
@@ -104,6 +93,28 @@ where
         connections,
         accept,
     }
+}
+
+/// Serves `handler(connection_index, request)` on every connection (indices from 0, in accept
+/// order).
+pub async fn http_server<F, Fut>(handler: F) -> TestServer
+where
+    F: Fn(usize, Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<Body>> + Send + 'static,
+{
+    accept_each(move |index, stream| {
+        let handler = handler.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let fut = handler(index, req);
+                async move { Ok::<_, Infallible>(fut.await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    })
+    .await
 }
 
 /// What a raw server does with each connection.
@@ -116,36 +127,22 @@ pub enum Misbehave {
 }
 
 pub async fn raw_server(mode: Misbehave) -> TestServer {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let counter = connections.clone();
-    let accept = tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                continue;
-            };
-            counter.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                match mode {
-                    Misbehave::CloseWithoutResponse => {
-                        let _ = stream.read(&mut buf).await;
-                        drop(stream);
-                    }
-                    Misbehave::NeverAnswer => {
-                        // Read (and ignore) until the client gives up and closes.
-                        while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
-                    }
+    accept_each(move |_, mut stream| {
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            match mode {
+                Misbehave::CloseWithoutResponse => {
+                    let _ = stream.read(&mut buf).await;
+                    drop(stream);
                 }
-            });
-        }
-    });
-    TestServer {
-        addr,
-        connections,
-        accept,
-    }
+                Misbehave::NeverAnswer => {
+                    // Read (and ignore) until the client gives up and closes.
+                    while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+                }
+            }
+        });
+    })
+    .await
 }
 
 /// A config for tests: constant `rps` for `duration`, `connections` keep-alive connections.
@@ -158,20 +155,8 @@ pub fn config(url: http::Uri, rps: f64, duration: Duration, connections: usize) 
     c
 }
 
-/// `GET path` over a fresh connection; returns (status, body).
+/// `GET path` over a fresh connection (`workload_test_support::get`); returns (status, body).
 pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let req = Request::builder()
-        .uri(path)
-        .header("host", addr.to_string())
-        .body(http_body_util::Empty::<Bytes>::new())
-        .unwrap();
-    let resp = sender.send_request(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let reply = workload_test_support::get(addr, path).await.unwrap();
+    (reply.status, reply.body)
 }

@@ -9,7 +9,6 @@
 //! while queued or before its response head releases its place, its slot and the upstream
 //! connection, and counts nothing more.
 
-use std::io;
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
@@ -22,32 +21,15 @@ use super::io::{Deadline, Idle, client_gone, read_some, write_all};
 use super::local::Encoded;
 use super::relay::{Relayed, relay};
 use super::rewind::Rewind;
+use super::state::{Conn, UPSTREAM_READ, io_kind};
 use super::{FastPath, MAX_RESPONSE_HEAD};
-use crate::errors::{FailureKind, UpstreamError};
+use crate::errors::FailureKind;
 use crate::queue::{AdmitError, admit_permit};
 
 /// Read size for request heads and bodies.
 const CLIENT_READ: usize = 4 * 1024;
-/// Read size for upstream responses.
-pub(super) const UPSTREAM_READ: usize = 16 * 1024;
 /// Attempts on pooled connections the upstream may have closed meanwhile.
 const POOLED_ATTEMPTS: usize = 3;
-
-/// The buffers and timers of one connection, reused for every exchange on it.
-pub(super) struct Conn<'a> {
-    pub(super) fast: &'a FastPath,
-    pub(super) client: &'a TcpStream,
-    /// Bytes from the client not consumed yet.
-    pub(super) cbuf: BytesMut,
-    /// Bytes from the upstream not relayed yet.
-    pub(super) ubuf: BytesMut,
-    /// The head (and buffered body) for the upstream.
-    pub(super) req: Vec<u8>,
-    /// What goes to the client next.
-    pub(super) out: Vec<u8>,
-    head_timer: Deadline,
-    pub(super) upstream_timer: Deadline,
-}
 
 enum HeadRead {
     Request(RequestHead),
@@ -119,19 +101,6 @@ async fn general(fast: &FastPath, client: TcpStream, pre: BytesMut) {
 }
 
 impl Conn<'_> {
-    /// Frees the buffers that hold nothing, while a stream waits for its next event (they are
-    /// allocated again when bytes arrive): an idle stream costs its task and sockets only.
-    pub(super) fn release_idle(&mut self) {
-        if self.ubuf.is_empty() {
-            self.ubuf = BytesMut::new();
-        }
-        if self.cbuf.is_empty() {
-            self.cbuf = BytesMut::new();
-        }
-        self.out = Vec::new();
-        self.req = Vec::new();
-    }
-
     /// Reads until a complete head is buffered, within the header read timeout (like hyper:
     /// counted from when the connection starts waiting for it, idle keep-alive included).
     async fn read_head(&mut self) -> HeadRead {
@@ -370,9 +339,4 @@ impl Conn<'_> {
 /// The response announces `connection: close` once the server stops accepting.
 fn response_close(fast: &FastPath) -> bool {
     fast.closing.is_cancelled()
-}
-
-/// The failure kind of an I/O error on the upstream connection.
-pub(super) fn io_kind(e: io::Error) -> FailureKind {
-    UpstreamError::classify(e).kind
 }

@@ -18,12 +18,12 @@ mod pool;
 mod relay;
 mod rewind;
 pub(crate) mod serve;
+mod state;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioTimer;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use workload_common::identity::IdentityHeaders;
@@ -91,12 +91,6 @@ impl FastPath {
         identity: &IdentityHeaders,
         edge: Edge,
     ) -> Self {
-        let max_head = config.serve.max_header_bytes.max(8 * 1024);
-        let mut builder = http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(config.serve.header_read_timeout)
-            .max_buf_size(max_head);
         Self {
             enabled: config.enabled,
             semaphore,
@@ -105,12 +99,12 @@ impl FastPath {
             pool: Pool::new(config.authority, config.connect_timeout),
             upstream_timeout: config.upstream_timeout,
             header_read_timeout: config.serve.header_read_timeout,
-            max_head,
+            max_head: config.serve.max_head(),
             host: config.host,
             closing,
             replies: LocalReplies::new(identity),
             edge,
-            http1: builder,
+            http1: config.serve.http1_builder(),
             upstream_outcome: metrics
                 .requests
                 .get_or_create(&OutcomeLabel {

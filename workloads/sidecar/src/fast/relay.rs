@@ -13,9 +13,9 @@ use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::chunked::Chunks;
-use super::conn::{Conn, UPSTREAM_READ, io_kind};
 use super::head::{Framing, ResponseHead};
 use super::io::{Idle, client_gone, read_some, write_all};
+use super::state::{Conn, UPSTREAM_READ, io_kind};
 use crate::errors::FailureKind;
 use crate::proxy::StreamGuard;
 

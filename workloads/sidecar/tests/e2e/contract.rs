@@ -10,8 +10,8 @@ use sidecar::Cli;
 use workload_common::identity::Identity;
 use workload_contract::sidecar::{ReadinessOnSaturation, SidecarArgs, SidecarMetrics};
 
-use crate::support::{config, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use crate::support::one_holding_one_queued;
+use workload_test_support::Upstream;
 
 #[test]
 fn harness_arguments_parse_with_the_sidecars_cli() {
@@ -67,30 +67,14 @@ fn harness_arguments_parse_with_the_sidecars_cli() {
 #[test]
 fn help_documents_every_flag() {
     use clap::CommandFactory;
-    for arg in Cli::command().get_arguments() {
-        assert!(arg.get_help().is_some(), "--{} has no help", arg.get_id());
-    }
+    workload_test_support::assert_every_flag_has_help(&Cli::command());
 }
 
 #[tokio::test]
 async fn rendered_metrics_parse_into_what_happened() {
     let upstream = Upstream::start().await;
-    let mut cfg = config(upstream.uri(), 1);
-    cfg.queue_size = Some(1);
-    cfg.queue_timeout = Some(Duration::from_millis(300));
-    let sidecar = start(cfg).await;
-
     // A holds the slot, B waits in the queue, C finds the queue full.
-    let a = spawn_get(sidecar.addr, "/gate");
-    wait_until("A admitted", Duration::from_secs(5), || async {
-        upstream.in_flight() == 1
-    })
-    .await;
-    let b = spawn_get(sidecar.addr, "/fast");
-    wait_until("B queued", Duration::from_secs(5), || async {
-        SidecarMetrics::parse(&sidecar.metrics_text().await).queue_depth == 1
-    })
-    .await;
+    let (sidecar, a, b) = one_holding_one_queued(&upstream).await;
     assert_eq!(sidecar.get("/fast").await.status, 503);
     let busy = SidecarMetrics::parse(&sidecar.metrics_text().await);
     assert_eq!(

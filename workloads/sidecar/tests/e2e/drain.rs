@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::support::{RawClient, config, get, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn during_the_drain_delay_requests_are_served_and_readyz_fails() {

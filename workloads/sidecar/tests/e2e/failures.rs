@@ -6,7 +6,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
 use crate::support::{closed_port, config, start};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn connection_refused_is_a_502_connect() {

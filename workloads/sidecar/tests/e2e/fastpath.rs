@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::support::{Running, config, get, sample, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 /// Reads from `stream` until `done` holds for what was received (at most 5 s).
 async fn read_until(stream: &mut TcpStream, done: impl Fn(&str) -> bool) -> String {

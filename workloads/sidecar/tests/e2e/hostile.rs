@@ -5,7 +5,6 @@
 //! status (docs/metrics.md, "Statuses the sidecar answers with"), every slot comes back, and the
 //! counters add up: received = admitted + rejected, in flight and streams open back at 0.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -13,22 +12,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::support::{RawClient, Running, config, get, sample, start, wait_until};
-use crate::upstream::Upstream;
-
-/// Writes `bytes` on a fresh connection and reads until the sidecar closes it (at most 5 s).
-async fn exchange(addr: SocketAddr, bytes: &[u8]) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let _ = stream.write_all(bytes).await;
-    let mut reply = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut reply)).await;
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
-/// Closes the connection with a RST (SO_LINGER 0): the peer vanishes without a FIN.
-fn vanish(stream: TcpStream) {
-    stream.set_zero_linger().unwrap();
-    drop(stream);
-}
+use workload_test_support::Upstream;
+use workload_test_support::raw::{dribble, exchange, head_over_the_limit, vanish};
 
 /// Waits until nothing holds a slot or a stream, then checks that every request that
 /// reached the sidecar was admitted or rejected; returns (received, admitted).
@@ -92,22 +77,9 @@ async fn a_head_over_the_limit_sent_slowly_gets_431() {
     cfg.serve.max_header_bytes = 8 * 1024;
     cfg.serve.header_read_timeout = Duration::from_secs(5);
     let sidecar = start(cfg).await;
-    let mut client = TcpStream::connect(sidecar.addr).await.unwrap();
-    client
-        .write_all(b"GET /fast HTTP/1.1\r\nhost: x\r\n")
-        .await
-        .unwrap();
     // 1 KiB header lines, one every 20 ms: over the 8 KiB limit well before the timeout.
-    let line = format!("x-filler: {}\r\n", "a".repeat(1000));
-    let mut reply = Vec::new();
-    for _ in 0..32 {
-        if client.write_all(line.as_bytes()).await.is_err() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(5), client.read_to_end(&mut reply)).await;
-    let reply = String::from_utf8_lossy(&reply);
+    let start = b"GET /fast HTTP/1.1\r\nhost: x\r\n";
+    let reply = head_over_the_limit(sidecar.addr, start, 32, Duration::from_millis(20)).await;
     assert!(
         reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
         "{reply:?}"
@@ -127,21 +99,8 @@ async fn slowloris_clients_are_closed_and_the_others_are_served() {
     let slow: Vec<JoinHandle<(bool, String)>> = (0..10)
         .map(|_| {
             tokio::spawn(async move {
-                let mut stream = TcpStream::connect(addr).await.unwrap();
                 let head = format!("GET /fast HTTP/1.1\r\nx-slow: {}\r\n\r\n", "s".repeat(50));
-                let mut write_failed = false;
-                for byte in head.as_bytes() {
-                    if stream.write_all(&[*byte]).await.is_err() {
-                        write_failed = true;
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                let mut reply = Vec::new();
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut reply))
-                        .await;
-                (write_failed, String::from_utf8_lossy(&reply).into_owned())
+                dribble(addr, head.as_bytes(), Duration::from_millis(50)).await
             })
         })
         .collect();
@@ -255,6 +214,16 @@ where
     (start(cfg).await, upstream)
 }
 
+/// The one request's body broke off at the upstream: one upstream failure `reset` in `text`,
+/// and the slot came back.
+async fn assert_one_reset_and_settled(sidecar: &Running, text: &str) {
+    assert_eq!(
+        sample(text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
+        1.0
+    );
+    assert_eq!(assert_settled(sidecar).await, (1.0, 1.0));
+}
+
 #[tokio::test]
 async fn a_truncated_chunked_body_is_a_reset_and_the_slot_comes_back() {
     let (sidecar, upstream) = sidecar_before(
@@ -276,11 +245,7 @@ async fn a_truncated_chunked_body_is_a_reset_and_the_slot_comes_back() {
         sample(&text, "sidecar_upstream_responses_total{code=\"200\"}"),
         1.0
     );
-    assert_eq!(
-        sample(&text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
-        1.0
-    );
-    assert_eq!(assert_settled(&sidecar).await, (1.0, 1.0));
+    assert_one_reset_and_settled(&sidecar, &text).await;
     upstream.abort();
 }
 
@@ -300,11 +265,7 @@ async fn a_reset_mid_body_is_a_reset_and_the_slot_comes_back() {
     let result = get(sidecar.addr, "/reset").await;
     assert!(result.is_err(), "the client sees a broken body: {result:?}");
     let text = sidecar.metrics_text().await;
-    assert_eq!(
-        sample(&text, "sidecar_upstream_failures_total{reason=\"reset\"}"),
-        1.0
-    );
-    assert_eq!(assert_settled(&sidecar).await, (1.0, 1.0));
+    assert_one_reset_and_settled(&sidecar, &text).await;
     upstream.abort();
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 
 use crate::support::{config, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn never_more_than_n_in_flight_under_tenfold_overload() {

@@ -1,8 +1,8 @@
-//! The sidecar end to end on loopback: a test upstream (hyper) behind a real sidecar, real
-//! clients in front. Every wait is bounded; timing assertions are generous.
+//! The sidecar end to end on loopback: a test upstream (`workload_test_support::Upstream`,
+//! hyper) behind a real sidecar, real clients in front. Every wait is bounded; timing
+//! assertions are generous.
 
 mod support;
-mod upstream;
 
 mod contract;
 mod drain;

@@ -1,29 +1,13 @@
 //! The Prometheus exposition after a known workload.
 
-use std::time::Duration;
-
-use crate::support::{config, get, sample, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use crate::support::{get, one_holding_one_queued, sample};
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn metrics_count_a_known_workload() {
     let upstream = Upstream::start().await;
-    let mut cfg = config(upstream.uri(), 1);
-    cfg.queue_size = Some(1);
-    cfg.queue_timeout = Some(Duration::from_millis(300));
-    let sidecar = start(cfg).await;
-
     // A holds the slot, B waits and times out, C finds the queue full.
-    let a = spawn_get(sidecar.addr, "/gate");
-    wait_until("A admitted", Duration::from_secs(5), || async {
-        upstream.in_flight() == 1
-    })
-    .await;
-    let b = spawn_get(sidecar.addr, "/fast");
-    wait_until("B queued", Duration::from_secs(5), || async {
-        sidecar.metric("sidecar_queue_depth").await == 1.0
-    })
-    .await;
+    let (sidecar, a, b) = one_holding_one_queued(&upstream).await;
     let c = sidecar.get("/fast").await;
     assert_eq!(
         (c.status, c.header("x-sidecar-reject")),

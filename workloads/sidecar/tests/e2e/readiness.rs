@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{config, get, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
 use sidecar::SaturationReadiness;
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn readyz_fails_after_the_queue_stays_above_the_threshold_and_recovers() {

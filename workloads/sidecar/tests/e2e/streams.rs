@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::support::{RawClient, config, spawn_get, start, wait_until};
-use crate::upstream::Upstream;
+use workload_test_support::Upstream;
 
 #[tokio::test]
 async fn sse_events_reach_the_client_while_the_stream_stays_open() {

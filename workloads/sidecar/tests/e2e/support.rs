@@ -1,37 +1,26 @@
 //! Running a sidecar on loopback, and the clients the tests use against it: one-shot HTTP/1
-//! requests, raw TCP streams for SSE (so a test decides exactly when the client closes), metric
-//! scrapes and a bounded wait-until helper.
+//! requests naming `Host: sidecar.test`, raw TCP streams for SSE (so a test decides exactly when
+//! the client closes) and metric scrapes. The upstream, the request itself and the bounded wait
+//! are `workload_test_support`'s.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderMap, Request};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::rt::TokioIo;
 use sidecar::{Config, SidecarError, Summary};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-use workload_common::identity::Identity;
+pub use workload_test_support::{Reply, wait_until};
+use workload_test_support::{Upstream, get_with_host, identity};
 
 /// A sidecar config for `upstream` with `max` slots and the test identity.
 pub fn config(upstream: http::Uri, max: usize) -> Config {
     Config {
         upstream,
         max_concurrency: max,
-        identity: Identity::from_lookup(|key| {
-            Some(
-                match key {
-                    "POD_NAME" => "sidecar-pod",
-                    "NODE_NAME" => "node-a",
-                    _ => "zone-a",
-                }
-                .to_string(),
-            )
-        }),
+        identity: identity("sidecar-pod"),
         ..Config::default()
     }
 }
@@ -95,51 +84,40 @@ impl Running {
     }
 }
 
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: String,
-}
+/// The host the tests' requests name.
+const HOST: &str = "sidecar.test";
 
-impl Reply {
-    pub fn header(&self, name: &str) -> &str {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-    }
-}
-
-/// One request on a fresh connection, bounded to 20 s.
+/// One request on a fresh connection (`Host: sidecar.test`), bounded to 20 s.
 pub async fn get(addr: SocketAddr, path: &str) -> Result<Reply, String> {
-    let attempt = async {
-        let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
-        let req = Request::get(path)
-            .header("host", "sidecar.test")
-            .body(Empty::<Bytes>::new())
-            .unwrap();
-        let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
-        let (parts, body) = resp.into_parts();
-        let body = body.collect().await.map_err(|e| e.to_string())?;
-        Ok(Reply {
-            status: parts.status.as_u16(),
-            headers: parts.headers,
-            body: String::from_utf8_lossy(&body.to_bytes()).into_owned(),
-        })
-    };
-    tokio::time::timeout(Duration::from_secs(20), attempt)
-        .await
-        .map_err(|_| "request took over 20 s".to_string())?
+    get_with_host(addr, path, HOST).await
 }
 
 /// `get` in a task.
-pub fn spawn_get(addr: SocketAddr, path: &'static str) -> JoinHandle<Result<Reply, String>> {
+pub fn spawn_get(addr: SocketAddr, path: &'static str) -> Pending {
     tokio::spawn(get(addr, path))
+}
+
+/// A request running in a task ([`spawn_get`]).
+pub type Pending = JoinHandle<Result<Reply, String>>;
+
+/// A sidecar with one slot and a queue of one (300 ms timeout) in front of `upstream`, where A
+/// (`/gate`) holds the slot and B (`/fast`) waits in the queue: the sidecar, A and B.
+pub async fn one_holding_one_queued(upstream: &Upstream) -> (Running, Pending, Pending) {
+    let mut cfg = config(upstream.uri(), 1);
+    cfg.queue_size = Some(1);
+    cfg.queue_timeout = Some(Duration::from_millis(300));
+    let sidecar = start(cfg).await;
+    let a = spawn_get(sidecar.addr, "/gate");
+    wait_until("A admitted", Duration::from_secs(5), || async {
+        upstream.in_flight() == 1
+    })
+    .await;
+    let b = spawn_get(sidecar.addr, "/fast");
+    wait_until("B queued", Duration::from_secs(5), || async {
+        sidecar.metric("sidecar_queue_depth").await == 1.0
+    })
+    .await;
+    (sidecar, a, b)
 }
 
 /// A client on a raw TCP connection: the test drops it to close the connection.
@@ -152,7 +130,7 @@ impl RawClient {
     /// Sends `GET path` and returns without reading.
     pub async fn send(addr: SocketAddr, path: &str) -> Self {
         let mut stream = TcpStream::connect(addr).await.unwrap();
-        let head = format!("GET {path} HTTP/1.1\r\nhost: sidecar.test\r\n\r\n");
+        let head = format!("GET {path} HTTP/1.1\r\nhost: {HOST}\r\n\r\n");
         stream.write_all(head.as_bytes()).await.unwrap();
         Self {
             stream,
@@ -196,20 +174,4 @@ pub fn sample(text: &str, series: &str) -> f64 {
         .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
         .and_then(|value| value.trim().parse().ok())
         .unwrap_or_else(|| panic!("no sample {series} in:\n{text}"))
-}
-
-/// Polls `check` every 10 ms until it holds; returns how long that took. Panics after `limit`.
-pub async fn wait_until<F, Fut>(what: &str, limit: Duration, mut check: F) -> Duration
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let started = Instant::now();
-    loop {
-        if check().await {
-            return started.elapsed();
-        }
-        assert!(started.elapsed() < limit, "not within {limit:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
