@@ -1,6 +1,7 @@
 //! The `sidecar` binary: parses flags, binds both listeners, runs [`sidecar::serve`] until
 //! SIGTERM/SIGINT.
 
+use anyhow::Context;
 use clap::Parser;
 use sidecar::Cli;
 use workload_common::identity::Identity;
