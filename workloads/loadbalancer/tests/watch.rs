@@ -115,14 +115,17 @@ async fn slices_register_after_the_lag_and_a_removed_endpoint_is_routed_until_de
         endpoint_pods(admin).await == ["pod-0"]
     })
     .await;
+    // Requests until pod-1 is deregistered: paced, so that the loop outlasts the 1.5 s lag
+    // however fast the machine answers (at most 5000 × 2 ms plus the requests' own time).
     let mut sent = 0;
-    for _ in 0..2000 {
+    for _ in 0..5000 {
         if routable(lb.admin).await == ["pod-0"] {
             break;
         }
         let (code, _) = request(lb.addr, "GET", "/", String::new()).await;
         assert_eq!(code, 200);
         sent += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
     assert_eq!(routable(admin).await, ["pod-0"], "pod-1 deregistered");
     let after = stats(admin).await;
