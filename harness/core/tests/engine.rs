@@ -444,6 +444,12 @@ async fn ctrl_c_mid_run_gives_a_partial_summary_and_still_tears_down() {
     // The rollout never came: its window is empty, which is a failure, never a pass.
     assert_eq!(s.expectations[0].observed, None);
     assert!(!s.expectations[0].passed);
+    // Nor was the window reached: not evaluated, an error in JUnit.
+    let why = s.expectations[0].incomplete.as_deref().unwrap_or_default();
+    assert!(why.starts_with("the run stopped after 7.0s"), "{why}");
+    let junit = harness_core::report::render_junit(s);
+    assert!(junit.contains("name=\"the run completed\""), "{junit}");
+    assert!(!junit.contains("errors=\"0\""), "{junit}");
     assert_eq!(outcome.exit_status(), ExitStatus::Infrastructure);
 }
 

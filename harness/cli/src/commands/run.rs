@@ -400,15 +400,9 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
     for line in &s.explanation {
         println!("  {line}");
     }
-    let word = match s.verdict {
-        Verdict::Pass => "PASS",
-        Verdict::Fail => "FAIL",
-    };
-    let held = s.expectations.iter().filter(|e| e.passed).count();
     println!(
-        "{word}{}: {held}/{} expectations held. Report: {}",
-        if s.partial { " (partial)" } else { "" },
-        s.expectations.len(),
+        "{}. Report: {}",
+        verdict_line(s),
         out_dir.join("report.html").display()
     );
     match outcome.exit_status() {
@@ -463,4 +457,27 @@ async fn cancel_on_signal(cancel: CancellationToken) {
     }
     eprintln!("\ninterrupted: stopping the load, collecting what was measured, cleaning up");
     cancel.cancel();
+}
+
+/// The last line of a run on the terminal: the verdict and how many expectations held — and,
+/// for a run that did not complete, that it did not and how many were not evaluated.
+fn verdict_line(s: &harness_core::report::Summary) -> String {
+    let held = s.expectations.iter().filter(|e| e.passed).count();
+    let not_evaluated = s
+        .expectations
+        .iter()
+        .filter(|e| e.incomplete.is_some())
+        .count();
+    let total = s.expectations.len();
+    if s.partial {
+        let why = s.partial_reason.as_deref().unwrap_or("cut short");
+        return format!(
+            "INCOMPLETE ({why}): {held} of {total} expectations held, {not_evaluated} not evaluated (their windows were not reached); never a pass"
+        );
+    }
+    let word = match s.verdict {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+    };
+    format!("{word}: {held}/{total} expectations held")
 }

@@ -37,6 +37,7 @@ pub fn failing_summary() -> Summary {
             },
             passed: false,
             evidence: "pod-2 received 1 of 166 requests".into(),
+            incomplete: None,
         }],
         totals: Totals::default(),
         pods: vec![pod("pod-1", 165, 165, 160), pod("pod-2", 120, 2, 1)],

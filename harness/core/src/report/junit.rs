@@ -1,5 +1,7 @@
 //! `junit.xml`: one testsuite per run, one testcase per expectation; a failed expectation is a
-//! `<failure>` carrying the evidence, a partial run adds a `<system-err>` note.
+//! `<failure>` carrying the evidence. A partial run never passes: an expectation whose window
+//! the run did not complete is an `<error>` (not evaluated), the suite gets one more testcase,
+//! `the run completed`, that is an error, and a `<system-err>` note says why it stopped.
 //!
 //! Written by hand rather than with `quick-junit` (0.8): that crate always writes `skipped`
 //! between `tests` and `failures` and indents by four spaces, so it cannot write this
@@ -13,18 +15,25 @@ pub fn render_junit(summary: &Summary) -> String {
         Some(v) => format!("{}[{}]", summary.scenario, v),
         None => summary.scenario.clone(),
     };
-    let failures = summary.expectations.iter().filter(|e| !e.passed).count();
+    let failures = summary
+        .expectations
+        .iter()
+        .filter(|e| !e.passed && e.incomplete.is_none())
+        .count();
+    let incomplete = summary
+        .expectations
+        .iter()
+        .filter(|e| e.incomplete.is_some())
+        .count();
+    let tests = summary.expectations.len() + usize::from(summary.partial);
+    let errors = incomplete + usize::from(summary.partial);
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     xml.push_str(&format!(
-        "<testsuites name=\"harness\" tests=\"{}\" failures=\"{}\">\n",
-        summary.expectations.len(),
-        failures
+        "<testsuites name=\"harness\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n"
     ));
     xml.push_str(&format!(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{:.3}\">\n",
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{:.3}\">\n",
         escape(&suite),
-        summary.expectations.len(),
-        failures,
         summary.duration_s
     ));
     xml.push_str(&format!(
@@ -43,7 +52,14 @@ pub fn render_junit(summary: &Summary) -> String {
             escape(&suite),
             escape(&e.name)
         ));
-        if !e.passed {
+        if let Some(why) = &e.incomplete {
+            xml.push_str(&format!(
+                "      <error type=\"incomplete\" message=\"{} not evaluated ({})\">{}</error>\n",
+                escape(&e.metric),
+                escape(&e.window.text),
+                escape(why)
+            ));
+        } else if !e.passed {
             xml.push_str(&format!(
                 "      <failure message=\"{} observed {} ({})\">{}</failure>\n",
                 escape(&e.metric),
@@ -56,6 +72,12 @@ pub fn render_junit(summary: &Summary) -> String {
     }
     if summary.partial {
         let reason = summary.partial_reason.as_deref().unwrap_or("cut short");
+        xml.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"the run completed\">\n      <error type=\"partial\" message=\"the run did not complete: {}\">the numbers cover {:.1}s of load; expectations whose windows it did not reach were not evaluated</error>\n    </testcase>\n",
+            escape(&suite),
+            escape(reason),
+            summary.duration_s
+        ));
         xml.push_str(&format!(
             "    <system-err>partial run: {}</system-err>\n",
             escape(reason)
@@ -83,6 +105,33 @@ mod tests {
         assert!(xml.contains("tests=\"2\" failures=\"1\""));
         assert!(xml.contains("name=\"topology-skew[incident]\""));
         assert!(xml.contains("starvedPods observed 1 "), "{xml}");
+    }
+
+    /// A user's run interrupted 10 s in: every testcase passed and `failures="0"`, so CI was
+    /// green.
+    #[test]
+    fn an_interrupted_run_never_passes_in_junit() {
+        let mut summary = failing_summary();
+        let mut reached = summary.expectations[0].clone();
+        reached.name = "early window".into();
+        reached.passed = true;
+        let mut cut = summary.expectations[0].clone();
+        cut.name = "late window".into();
+        cut.passed = false;
+        cut.incomplete = Some("the run stopped after 10.0s".into());
+        summary.expectations = vec![reached, cut];
+        summary.partial = true;
+        summary.partial_reason = Some("interrupted by the user".into());
+        let xml = render_junit(&summary);
+        assert!(
+            xml.contains("tests=\"3\" failures=\"0\" errors=\"2\""),
+            "{xml}"
+        );
+        assert_eq!(xml.matches("<error ").count(), 2, "{xml}");
+        assert!(xml.contains("name=\"the run completed\""));
+        assert!(xml.contains("the run did not complete: interrupted by the user"));
+        assert!(xml.contains("<error type=\"incomplete\""));
+        assert_eq!(xml.matches("<failure ").count(), 0);
     }
 
     #[test]

@@ -45,7 +45,11 @@ pub fn render_markdown(summary: &Summary) -> String {
         "\n| result | expectation | window | observed | threshold |\n|---|---|---|---|---|\n",
     );
     for e in &summary.expectations {
-        let mark = if e.passed { "✅ pass" } else { "❌ fail" };
+        let mark = match e.outcome() {
+            "held" => "✅ pass",
+            "not completed" => "– not evaluated",
+            _ => "❌ fail",
+        };
         let observed = observed_text(e);
         let _ = writeln!(
             md,

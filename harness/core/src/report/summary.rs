@@ -288,9 +288,26 @@ pub struct ExpectationResult {
     /// The measured value; null when nothing could be measured in the window.
     pub observed: Option<f64>,
     pub threshold: Threshold,
+    /// Held. Never true for an incomplete expectation.
     pub passed: bool,
     /// What was seen, in words (e.g. "pod-3, pod-4 starved").
     pub evidence: String,
+    /// Set when the run stopped before the window's end (interrupted or failed): why the
+    /// expectation could not be evaluated. Such an expectation neither held nor failed; it is
+    /// an error in JUnit and never counts as held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+}
+
+impl ExpectationResult {
+    /// Held, failed or not evaluated, in one word for reports.
+    pub fn outcome(&self) -> &'static str {
+        match (self.incomplete.is_some(), self.passed) {
+            (true, _) => "not completed",
+            (false, true) => "held",
+            (false, false) => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -38,22 +38,29 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
 }
 
 /// Evaluates one expectation of a run at `scale`. A window that extends past what ran (a
-/// partial run) is cut to it.
+/// partial run) is cut to it for the measurement, and the expectation is incomplete: it
+/// neither holds nor fails.
 pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> ExpectationResult {
+    let planned_to = scale.wall(expectation.window.to).as_secs_f64();
     let window = Window {
         from_s: scale.wall(expectation.window.from).as_secs_f64(),
-        to_s: scale
-            .wall(expectation.window.to)
-            .as_secs_f64()
-            .min(run.duration_s),
+        to_s: planned_to.min(run.duration_s),
     };
     let measured = measure_metric(expectation.metric, run, window);
     let bound = |t: Threshold| wall_bound(expectation.metric, t, scale);
     let min = expectation.min.map(bound);
     let max = expectation.max.map(bound);
-    let passed = measured
-        .value
-        .is_some_and(|v| min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m));
+    // A millisecond of slack: the measured length of a complete run is its planned length.
+    let incomplete = (planned_to > run.duration_s + 1e-3).then(|| {
+        format!(
+            "the run stopped after {:.1}s, before the end of this window at {:.1}s: not evaluated",
+            run.duration_s, planned_to
+        )
+    });
+    let passed = incomplete.is_none()
+        && measured
+            .value
+            .is_some_and(|v| min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m));
     let evidence = if measured.value.is_none() {
         format!(
             "nothing could be measured in this window: {}",
@@ -74,6 +81,7 @@ pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> E
         threshold: report::Threshold { min, max },
         passed,
         evidence,
+        incomplete,
     }
 }
 
@@ -88,8 +96,15 @@ fn wall_bound(metric: Metric, threshold: Threshold, scale: TimeScale) -> f64 {
     }
 }
 
-/// One sentence for a failed expectation, its numbers in the metric's unit.
+/// One sentence for a failed expectation, its numbers in the metric's unit (or, for one the
+/// run stopped before, why it was not evaluated).
 pub fn explain_failure(result: &ExpectationResult) -> String {
+    if let Some(why) = &result.incomplete {
+        return format!(
+            "`{}` not evaluated: {why} ({} over {})",
+            result.name, result.metric, result.window.text
+        );
+    }
     let f = |v: f64| report::text::format_value(&result.metric, v);
     let observed = result.observed.map(f).unwrap_or_else(|| "nothing".into());
     let bound = match (result.threshold.min, result.threshold.max) {

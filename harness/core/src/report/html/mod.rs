@@ -23,7 +23,7 @@ table{border-collapse:collapse;margin:8px 0;font-size:13px}\
 th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}\
 th{background:#f6f8fa;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 tr.pass td.result{color:#1a7f37;font-weight:600}tr.fail td.result{color:#cf222e;font-weight:600}\
-tr.fail{background:#fff5f5}tr.swallows{background:#fff8c5}\
+tr.fail{background:#fff5f5}tr.incomplete td.result{color:#9a6700;font-weight:600}tr.swallows{background:#fff8c5}\
 th.dest{background:#ddf4ff}th.src{background:#fbefff}th.lb{background:#fff1e5}\
 tr.total td{font-weight:600;background:#f6f8fa}tr.unattributed td{color:#57606a;font-style:italic}\
 .mark{font-weight:700}.warn{color:#9a6700;font-weight:600}\

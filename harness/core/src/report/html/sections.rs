@@ -46,8 +46,25 @@ pub fn explanation(page: &mut String, s: &Summary) {
             escape(reason)
         );
     }
-    let failed: Vec<_> = s.expectations.iter().filter(|e| !e.passed).collect();
-    if failed.is_empty() {
+    let failed: Vec<_> = s
+        .expectations
+        .iter()
+        .filter(|e| !e.passed && e.incomplete.is_none())
+        .collect();
+    let not_evaluated: Vec<_> = s
+        .expectations
+        .iter()
+        .filter_map(|e| e.incomplete.as_ref().map(|why| (e, why)))
+        .collect();
+    for (e, why) in &not_evaluated {
+        let _ = write!(
+            page,
+            "<p class=\"warn\">Not evaluated: <strong>{}</strong> — {}.</p>",
+            escape(&e.name),
+            escape(why)
+        );
+    }
+    if failed.is_empty() && not_evaluated.is_empty() {
         let _ = write!(
             page,
             "<p>Every expectation held ({} of {}).</p>",
@@ -99,10 +116,10 @@ pub fn expectations(page: &mut String, s: &Summary) {
         "<table class=\"expectations\"><thead><tr><th>expectation</th><th>metric</th><th>window</th><th>observed</th><th>threshold</th><th>result</th></tr></thead><tbody>",
     );
     for e in &s.expectations {
-        let (class, mark) = if e.passed {
-            ("pass", "✔ pass")
-        } else {
-            ("fail", "✘ FAIL")
+        let (class, mark) = match e.outcome() {
+            "held" => ("pass", "✔ pass"),
+            "not completed" => ("incomplete", "– not evaluated"),
+            _ => ("fail", "✘ FAIL"),
         };
         let observed = observed_text(e);
         let _ = write!(
