@@ -3,6 +3,7 @@
 //! trait, measurements, the report model and the workloads' command lines for a scenario. No
 //! process, network or Kubernetes-client code lives here.
 
+pub mod audit;
 pub mod clock;
 pub mod compare;
 pub mod control_plane;

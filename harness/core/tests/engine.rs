@@ -17,7 +17,7 @@ use harness_core::scenario::{Scenario, Threshold, TimelineEvent, load_scenario_s
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use workload_contract::loadgen::Report;
-use workload_contract::loadgen::report::TimelineRow;
+use workload_contract::loadgen::report::{BackendReport, TimelineRow};
 
 /// Warm-up 2 s, load 20 s, a kill at 5 s and a rollout (named `roll`) at 8 s. Expected: no
 /// errors from the rollout on, only errors before it, at most half errors over the run.
@@ -195,10 +195,19 @@ impl Target for Scripted {
                     t,
                     attempted: 10,
                     responses: BTreeMap::from([((if ok { "200" } else { "503" }).into(), 10)]),
+                    by_backend: BTreeMap::from([("pod-0".into(), 10)]),
                     ..TimelineRow::default()
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // The report's totals are its rows' (the run's self-audit checks that they add up).
+        let mut responses: BTreeMap<String, u64> = BTreeMap::new();
+        for row in &rows {
+            for (code, n) in &row.responses {
+                *responses.entry(code.clone()).or_default() += n;
+            }
+        }
+        let attempted = rows.iter().map(|r| r.attempted).sum();
         Ok(RunData {
             load_started_unix_ms: clock.load_start_unix_ms,
             duration_s,
@@ -207,6 +216,16 @@ impl Target for Scripted {
                 zone: "z".into(),
                 report: Report {
                     started_at_unix_ms: clock.load_start_unix_ms,
+                    attempted,
+                    by_backend: BTreeMap::from([(
+                        "pod-0".into(),
+                        BackendReport {
+                            requests: attempted,
+                            responses: responses.clone(),
+                            ..BackendReport::default()
+                        },
+                    )]),
+                    responses,
                     timeline: rows,
                     ..Report::default()
                 },

@@ -106,6 +106,7 @@ fn run() -> RunData {
         ],
         lb: Vec::new(),
         lb_routable: Vec::new(),
+        lb_accounts: Default::default(),
         counters_cut: Default::default(),
     }
 }

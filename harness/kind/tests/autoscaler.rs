@@ -206,6 +206,7 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
             .collect(),
         lb: vec![],
         lb_routable: vec![],
+        lb_accounts: Default::default(),
         counters_cut: Default::default(),
     };
     let measured = time_to_scale_up(

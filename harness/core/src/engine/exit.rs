@@ -1,7 +1,8 @@
 //! How a run ends, as an exit status every caller maps the same way: 0 every expectation
 //! held, 1 an expectation failed (a result, not an error), 2 invalid input or usage (the
-//! scenario asks for what the target cannot do), 3 an infrastructure error or an interrupted
-//! run (partial results are still written).
+//! scenario asks for what the target cannot do), 3 an infrastructure error, an interrupted
+//! run (partial results are still written) or a run whose self-audit found that its own
+//! numbers do not reconcile.
 
 use super::run::{EngineError, RunOutcome};
 use crate::report::Verdict;
@@ -48,10 +49,12 @@ impl EngineError {
 }
 
 impl RunOutcome {
-    /// A run cut short by a failure or Ctrl-C is infrastructure whatever its expectations
-    /// say; otherwise the verdict decides.
+    /// A run cut short by a failure or Ctrl-C, or whose self-audit found a violated
+    /// invariant (a broken measurement), is infrastructure whatever its expectations say;
+    /// otherwise the verdict decides.
     pub fn exit_status(&self) -> ExitStatus {
-        if self.error.is_some() || self.interrupted {
+        let audit_violated = self.summary.audit.as_ref().is_some_and(|a| !a.held);
+        if self.error.is_some() || self.interrupted || audit_violated {
             return ExitStatus::Infrastructure;
         }
         match self.summary.verdict {

@@ -1,16 +1,17 @@
 //! The load balancer's accounting (`GET /stats` of the `loadbalancer` workload, wherever it
 //! runs: a local process or a pod read through the API server's pod proxy) on the run's clock:
 //! per-pod buckets of requests and failures ([`LbBucket`]) and each pod's joins and leaves of
-//! the routable set ([`LbRoutable`]). One conversion for every target, so the lifecycle
+//! the routable set ([`LbRoutable`]), and each pod's account ([`LbAccount`]). One conversion for every target, so the lifecycle
 //! metrics (`terminationErrorRate`, `requestsAfterRemoval`, `minRoutableTargets`) read the same.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio::time::Instant;
 use workload_contract::loadbalancer::LbStats;
 
 use crate::clock::RunClock;
-use crate::measure::{LbBucket, LbRoutable};
+use crate::measure::{LbAccount, LbBucket, LbRoutable};
 
 /// The balancer's per-pod buckets on the run's clock; `failed` counts its own 502/503/504
 /// answers, 5xx relayed from pods and bodies cut short.
@@ -40,6 +41,38 @@ pub fn lb_buckets(stats: &LbStats, clock: &RunClock) -> Vec<LbBucket> {
         }
     }
     out
+}
+
+/// Each pod's account at the load balancer over the whole run.
+pub fn lb_accounts(stats: &LbStats) -> BTreeMap<String, LbAccount> {
+    stats
+        .pods
+        .iter()
+        .map(|(pod, p)| {
+            let c = &p.totals;
+            let account = LbAccount {
+                sent: c.sent,
+                responses: c.responses(),
+                own_errors: c.lb_errors.values().sum(),
+                client_closed: c.client_closed,
+                in_flight: p.in_flight,
+            };
+            (pod.clone(), account)
+        })
+        .collect()
+}
+
+/// The load balancer's counts as a run keeps them: per-pod buckets and routable changes on
+/// the run's clock, and each pod's account.
+pub fn lb_data(
+    stats: &LbStats,
+    clock: &RunClock,
+) -> (Vec<LbBucket>, Vec<LbRoutable>, BTreeMap<String, LbAccount>) {
+    (
+        lb_buckets(stats, clock),
+        lb_routable(stats, clock),
+        lb_accounts(stats),
+    )
 }
 
 /// Each pod's joins and leaves of the balancer's routable set on the run's clock, in time

@@ -27,11 +27,31 @@ pub struct RunData {
     /// (empty without one).
     #[serde(default)]
     pub lb_routable: Vec<LbRoutable>,
+    /// The load balancer's own accounting of each pod over the whole run (empty without one).
+    #[serde(default)]
+    pub lb_accounts: BTreeMap<String, LbAccount>,
     /// Pods that exited during the run without reporting their sidecar's final counters
     /// (killed at the end of their grace period): their last sample may miss what arrived
     /// after it.
     #[serde(default)]
     pub counters_cut: BTreeSet<String>,
+}
+
+/// What the load balancer counted for one pod over the whole run:
+/// `sent = responses + clientClosed + inFlight`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LbAccount {
+    /// Requests it sent (tried to send) to the pod.
+    pub sent: u64,
+    /// Responses its clients got for them, relayed from the pod or its own 502/504.
+    pub responses: u64,
+    /// Of those, the ones it generated itself (the pod did not answer them).
+    pub own_errors: u64,
+    /// Requests whose client went away before a response head.
+    pub client_closed: u64,
+    /// Still without a finished response when the counts were read.
+    pub in_flight: u64,
 }
 
 /// A pod became routable at the load balancer (its target healthy) or stopped being so.

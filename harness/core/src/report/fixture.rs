@@ -112,6 +112,7 @@ pub fn failing_summary() -> Summary {
         removals: Vec::new(),
         model_agreement: None,
         kubernetes: None,
+        audit: None,
         ingress: None,
     }
 }

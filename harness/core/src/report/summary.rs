@@ -75,6 +75,11 @@ pub struct Summary {
     /// ported from. Null in summaries written before it was recorded.
     #[serde(default)]
     pub kubernetes: Option<KubernetesInfo>,
+    /// The run's self-audit: every accounting invariant, its numbers, held or violated. A
+    /// violated one makes the run exit 3 (the measurement is broken). Null in summaries
+    /// written before the audit existed.
+    #[serde(default)]
+    pub audit: Option<crate::audit::Audit>,
 }
 
 /// Which Kubernetes a run ran on.

@@ -47,6 +47,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         &removals,
     );
     let (mut sources, unattributed) = pod_sources(run);
+    let traffic_matrix = traffic_matrix(run);
     let mut pods = pods(run, &skew);
     pods.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
     let mut balanced = pod_load_balancer(run);
@@ -54,7 +55,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         pod.source = sources.remove(&pod.name);
         pod.load_balancer = balanced.remove(&pod.name);
     }
-    Summary {
+    let mut summary = Summary {
         schema: SUMMARY_SCHEMA.to_string(),
         scenario: facts.scenario,
         variant: facts.variant,
@@ -76,7 +77,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
             cv: skew.cv,
             starved: skew.starved.clone(),
         },
-        traffic_matrix: traffic_matrix(run),
+        traffic_matrix,
         hints: hints(run),
         series: series(run),
         unattributed: (!run.generators.is_empty()).then_some(unattributed),
@@ -85,7 +86,14 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         model_agreement: None,
         kubernetes: None,
         ingress: super::ingress_view::ingress_summary(run, facts.ingress_controller.as_ref()),
+        audit: None,
+    };
+    let audit = crate::audit::audit(run, &summary);
+    if !audit.held {
+        summary.explanation.insert(0, audit.headline());
     }
+    summary.audit = Some(audit);
+    summary
 }
 
 /// Outcomes of the measured load (warm-up excluded, like every expectation); latency and SSE
@@ -118,7 +126,9 @@ fn totals(run: &RunData) -> Totals {
 
 fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
     let counts = measure::requests_per_pod(run, Window::whole(run));
-    let total: u64 = counts.values().sum();
+    // Shares of the pods' requests: responses no pod was named for (a load balancer's own
+    // 502/503, `unknown`) are no pod's share.
+    let total: u64 = run.pods.iter().filter_map(|p| counts.get(&p.name)).sum();
     run.pods
         .iter()
         .map(|p| {
@@ -151,9 +161,14 @@ fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
         .collect()
 }
 
+/// Origin zone → pod → responses of the load phase (the window of the totals and series).
 fn traffic_matrix(run: &RunData) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let window = Window::whole(run);
     let mut m: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (g, _, row) in run.load_seconds() {
+    for (g, second, row) in run.load_seconds() {
+        if !window.has_second(second) {
+            continue;
+        }
         let zone = m.entry(g.zone.clone()).or_default();
         for (pod, n) in &row.by_backend {
             *zone.entry(pod.clone()).or_default() += n;

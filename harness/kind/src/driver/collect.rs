@@ -297,14 +297,14 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
             },
         ));
     }
-    let (lb, lb_routable) = match &run.lb_pod {
+    let (lb, lb_routable, lb_accounts) = match &run.lb_pod {
         Some(pod) => {
             let stats = super::lb::stats(&api, &ns, pod)
                 .await
                 .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
-            super::lb::on_clock(&stats, &clock)
+            harness_core::measure::lb_data(&stats, &clock)
         }
-        None => (Vec::new(), Vec::new()),
+        None => Default::default(),
     };
     Ok(RunData {
         load_started_unix_ms: clock.load_start_unix_ms,
@@ -314,6 +314,7 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         events,
         lb,
         lb_routable,
+        lb_accounts,
         counters_cut: pods.counters_cut,
     })
 }

@@ -6,8 +6,6 @@
 
 use std::time::Duration;
 
-use harness_core::clock::RunClock;
-use harness_core::measure::{LbBucket, LbRoutable, lb_buckets, lb_routable};
 use k8s_openapi::api::core::v1::Pod;
 use tokio::time::Instant;
 use workload_contract::loadbalancer::{LbStats, STATS_PATH};
@@ -75,9 +73,4 @@ pub(super) async fn stats(api: &KubeApi, ns: &str, pod: &str) -> Result<LbStats,
         pod: pod.to_owned(),
         reason: e.to_string(),
     })
-}
-
-/// The accounting on the run's clock.
-pub(super) fn on_clock(stats: &LbStats, clock: &RunClock) -> (Vec<LbBucket>, Vec<LbRoutable>) {
-    (lb_buckets(stats, clock), lb_routable(stats, clock))
 }

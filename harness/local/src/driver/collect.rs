@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use harness_core::engine::TargetError;
-use harness_core::measure::{RunData, lb_buckets, lb_routable};
+use harness_core::measure::{RunData, lb_data};
 use harness_core::target_kit::{self, PlacedPod, PodExit};
 use tokio::time::Instant;
 
@@ -70,15 +70,15 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
             LocalError::Generators { failures },
         ));
     }
-    let (lb, lb_routable) = match &run.lb {
+    let (lb, lb_routable, lb_accounts) = match &run.lb {
         Some(lb) => {
             let stats = lb
                 .stats()
                 .await
                 .map_err(|e| TargetError::new("collecting the load balancer's counts", e))?;
-            (lb_buckets(&stats, &clock), lb_routable(&stats, &clock))
+            lb_data(&stats, &clock)
         }
-        None => (Vec::new(), Vec::new()),
+        None => Default::default(),
     };
     Ok(RunData {
         load_started_unix_ms: clock.load_start_unix_ms,
@@ -88,6 +88,7 @@ pub(super) async fn collect(run: &mut Running, interrupted: bool) -> Result<RunD
         events,
         lb,
         lb_routable,
+        lb_accounts,
         counters_cut: collected.counters_cut,
     })
 }

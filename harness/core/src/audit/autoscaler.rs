@@ -1,0 +1,75 @@
+//! Each HPA sync: the destination-side rate it reports is the sum over the pods it counted,
+//! and each of those pods existed at that moment.
+
+use std::collections::BTreeMap;
+
+use super::{AuditCheck, Check};
+use crate::measure::{EventKind, RunData, TerminationStage};
+
+/// A relative tolerance for sums of rates (floating point).
+const RATE_TOLERANCE: f64 = 1e-9;
+
+pub(super) fn checks(run: &RunData) -> Vec<AuditCheck> {
+    // Pod → (created at, deleted at).
+    let mut life: BTreeMap<&str, (f64, Option<f64>)> = BTreeMap::new();
+    for e in &run.events {
+        match &e.kind {
+            EventKind::Pod {
+                pod, created: true, ..
+            } => {
+                life.entry(pod.as_str()).or_insert((e.t_s, None));
+            }
+            EventKind::Termination {
+                pod,
+                stage: TerminationStage::Deleted,
+            } => {
+                if let Some((_, gone)) = life.get_mut(pod.as_str()) {
+                    gone.get_or_insert(e.t_s);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for e in &run.events {
+        let EventKind::Autoscaler {
+            destination_rps,
+            destination_by_pod,
+            ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        let subject = format!("HPA sync at {:.1}s", e.t_s);
+        let sum: f64 = destination_by_pod.values().sum();
+        let check = Check::new("autoscalerCountsLivePods", &subject)
+            .value("destinationRps", *destination_rps)
+            .value("sumOverCountedPods", sum);
+        if destination_by_pod.is_empty() && *destination_rps != 0.0 {
+            out.push(check.skip(
+                format!("destination rate {destination_rps:.1}/s"),
+                "the target recorded the HPA's own figure, not the pods it counted",
+            ));
+            continue;
+        }
+        let dead: Vec<&str> = destination_by_pod
+            .keys()
+            .map(String::as_str)
+            .filter(|pod| match life.get(pod) {
+                Some((created, gone)) => *created > e.t_s || gone.is_some_and(|g| g <= e.t_s),
+                None => true,
+            })
+            .collect();
+        let close =
+            (destination_rps - sum).abs() <= RATE_TOLERANCE * destination_rps.abs().max(1.0);
+        let mut statement = format!(
+            "destination rate {destination_rps:.3}/s = the sum over the {} pods it counted {sum:.3}/s",
+            destination_by_pod.len()
+        );
+        if !dead.is_empty() {
+            statement.push_str(&format!("; not alive then: {}", dead.join(", ")));
+        }
+        out.push(check.expect(close && dead.is_empty(), statement));
+    }
+    out
+}

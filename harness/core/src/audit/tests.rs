@@ -1,0 +1,246 @@
+use std::collections::BTreeMap;
+
+use workload_contract::loadgen::Report;
+use workload_contract::loadgen::report::{BackendReport, TimelineRow};
+
+use super::*;
+use crate::measure::{EventKind, GeneratorRun, LbAccount, PodRun, PodSample, RecordedEvent};
+use crate::verdict::summarize::{RunFacts, summarize};
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// One generator in zone z sends 10 requests in the first second; pod-0's sidecar admits 8
+/// and rejects 2 (503).
+fn run() -> RunData {
+    let responses = counts(&[("200", 8), ("503", 2)]);
+    let report = Report {
+        attempted: 10,
+        responses: responses.clone(),
+        by_backend: BTreeMap::from([(
+            "pod-0".to_string(),
+            BackendReport {
+                requests: 10,
+                responses: responses.clone(),
+                ..BackendReport::default()
+            },
+        )]),
+        timeline: vec![TimelineRow {
+            t: 0,
+            attempted: 10,
+            responses,
+            by_backend: counts(&[("pod-0", 10)]),
+            ..TimelineRow::default()
+        }],
+        ..Report::default()
+    };
+    RunData {
+        duration_s: 1.0,
+        generators: vec![GeneratorRun {
+            name: "g".into(),
+            zone: "z".into(),
+            report,
+        }],
+        pods: vec![PodRun {
+            name: "pod-0".into(),
+            node: "n".into(),
+            zone: "z".into(),
+            max_concurrency: 4,
+            samples: vec![PodSample {
+                t_s: 1.5,
+                received: 10,
+                admitted: 8,
+                rejected_queue_full: 2,
+                ..PodSample::default()
+            }],
+        }],
+        ..RunData::default()
+    }
+}
+
+fn facts() -> RunFacts {
+    RunFacts {
+        scenario: "t".into(),
+        variant: None,
+        target: "local".into(),
+        run_id: "r".into(),
+        seed: 1,
+        started_at: "1970-01-01T00:00:00Z".into(),
+        time_scale: 1.0,
+        partial_reason: None,
+        ingress_controller: None,
+    }
+}
+
+fn audited(run: &RunData) -> Audit {
+    summarize(facts(), run, Vec::new()).audit.unwrap()
+}
+
+fn status_of<'a>(a: &'a Audit, invariant: &str, subject: &str) -> &'a AuditCheck {
+    a.checks
+        .iter()
+        .find(|c| c.invariant == invariant && c.subject == subject)
+        .unwrap_or_else(|| panic!("no {invariant} check of {subject}: {a:#?}"))
+}
+
+#[test]
+fn a_run_whose_numbers_reconcile_passes_its_audit() {
+    let a = audited(&run());
+    assert!(a.held, "{a:#?}");
+    assert_eq!(a.violated, 0);
+    assert!(a.checked >= 8, "{a:#?}");
+    assert_eq!(
+        status_of(&a, "answersWithinArrivals", "pod-0").status,
+        AuditStatus::Held
+    );
+    assert!(a.headline().starts_with("audit: all "), "{}", a.headline());
+}
+
+/// The user's pod-3: its callers got 488 answers from it (470 × 200, 18 × 503) while its
+/// sidecar showed 475 arrivals and 4 rejections, because its counters were cut at
+/// termination.
+#[test]
+fn answers_beyond_the_arrivals_are_a_violation_and_exit_three() {
+    let mut r = run();
+    r.pods[0].samples[0].received = 7;
+    r.pods[0].samples[0].admitted = 6;
+    r.pods[0].samples[0].rejected_queue_full = 1;
+    let summary = summarize(facts(), &r, Vec::new());
+    let a = summary.audit.as_ref().unwrap();
+    assert!(!a.held);
+    let answered = status_of(a, "answersWithinArrivals", "pod-0");
+    assert_eq!(answered.status, AuditStatus::Violated);
+    assert_eq!(answered.values["answered"], 10.0);
+    assert_eq!(answered.values["arrived"], 7.0);
+    assert_eq!(
+        status_of(a, "rejectionsAnswered", "pod-0").status,
+        AuditStatus::Violated,
+        "2 503s against 1 rejection"
+    );
+    assert!(
+        summary.explanation[0].contains("VIOLATED"),
+        "{:?}",
+        summary.explanation
+    );
+    let outcome = crate::engine::RunOutcome {
+        summary,
+        data: r,
+        error: None,
+        interrupted: false,
+    };
+    assert_eq!(
+        outcome.exit_status(),
+        crate::engine::ExitStatus::Infrastructure
+    );
+}
+
+#[test]
+fn a_pod_killed_before_reporting_is_not_checked_and_says_why() {
+    let mut r = run();
+    // Its last sample, a second before it was killed, misses the last arrivals.
+    r.pods[0].samples[0].received = 7;
+    r.pods[0].samples[0].admitted = 6;
+    r.pods[0].samples[0].rejected_queue_full = 1;
+    r.counters_cut.insert("pod-0".into());
+    let a = audited(&r);
+    let c = status_of(&a, "answersWithinArrivals", "pod-0");
+    assert_eq!(c.status, AuditStatus::NotChecked);
+    assert!(c.note.as_deref().unwrap().contains("killed"));
+    assert!(a.held, "nothing violated: {a:#?}");
+    assert!(a.not_checked >= 1);
+}
+
+#[test]
+fn an_hpa_rate_that_counts_a_deleted_pod_is_a_violation() {
+    let mut r = run();
+    let at = |t_s, kind| RecordedEvent { t_s, kind };
+    let created = |pod: &str| EventKind::Pod {
+        pod: pod.into(),
+        node: "n".into(),
+        zone: "z".into(),
+        created: true,
+    };
+    r.events = vec![
+        at(-1.0, created("pod-0")),
+        at(-1.0, created("pod-1")),
+        at(
+            0.4,
+            EventKind::Termination {
+                pod: "pod-1".into(),
+                stage: crate::measure::TerminationStage::Deleted,
+            },
+        ),
+        at(
+            0.2,
+            EventKind::Autoscaler {
+                current: 2,
+                desired: 2,
+                source_rps: 10.0,
+                destination_rps: 9.0,
+                destination_by_pod: BTreeMap::from([("pod-0".into(), 5.0), ("pod-1".into(), 4.0)]),
+            },
+        ),
+        at(
+            0.6,
+            EventKind::Autoscaler {
+                current: 2,
+                desired: 2,
+                source_rps: 10.0,
+                destination_rps: 9.0,
+                destination_by_pod: BTreeMap::from([("pod-0".into(), 5.0), ("pod-1".into(), 4.0)]),
+            },
+        ),
+    ];
+    let a = audited(&r);
+    assert_eq!(
+        status_of(&a, "autoscalerCountsLivePods", "HPA sync at 0.2s").status,
+        AuditStatus::Held
+    );
+    let late = status_of(&a, "autoscalerCountsLivePods", "HPA sync at 0.6s");
+    assert_eq!(late.status, AuditStatus::Violated);
+    assert!(
+        late.statement.contains("not alive then: pod-1"),
+        "{}",
+        late.statement
+    );
+}
+
+#[test]
+fn the_load_balancers_account_must_close() {
+    let mut r = run();
+    r.lb_accounts.insert(
+        "pod-0".into(),
+        LbAccount {
+            sent: 10,
+            responses: 9,
+            own_errors: 0,
+            client_closed: 0,
+            in_flight: 0,
+        },
+    );
+    let a = audited(&r);
+    assert_eq!(
+        status_of(
+            &a,
+            "loadBalancerSentAccounted",
+            "pod-0 at the load balancer"
+        )
+        .status,
+        AuditStatus::Violated
+    );
+    r.lb_accounts.get_mut("pod-0").unwrap().client_closed = 1;
+    let a = audited(&r);
+    assert!(a.held, "{a:#?}");
+}
+
+#[test]
+fn a_generator_whose_report_does_not_add_up_is_a_violation() {
+    let mut r = run();
+    r.generators[0].report.attempted = 11;
+    let a = audited(&r);
+    assert_eq!(
+        status_of(&a, "attemptedAnsweredOrFailed", "generator g").status,
+        AuditStatus::Violated
+    );
+}
