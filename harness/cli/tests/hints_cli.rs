@@ -1,33 +1,13 @@
 //! Runs the built `harness hints` binary on the skew incident's objects (fixtures/hints/: 4 pods
 //! in ap-northeast-2c, nodes in 2a and 2c) and checks the numbers, hints, events and exit codes.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> String {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "hints",
-        name,
-    ]
-    .iter()
-    .collect();
-    path.display().to_string()
-}
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .output()
-        .expect("run harness")
-}
+use support::{harness, hints_fixture};
 
 fn hints_json(nodes: &str, slices: &str, service: Option<&str>) -> Value {
-    let (nodes, slices) = (fixture(nodes), fixture(slices));
+    let (nodes, slices) = (hints_fixture(nodes), hints_fixture(slices));
     let mut args = vec![
         "hints",
         "--nodes",
@@ -37,7 +17,7 @@ fn hints_json(nodes: &str, slices: &str, service: Option<&str>) -> Value {
         "--output",
         "json",
     ];
-    let service = service.map(fixture);
+    let service = service.map(hints_fixture);
     if let Some(s) = &service {
         args.extend(["--service", s]);
     }
@@ -162,8 +142,8 @@ fn prefer_close_keeps_every_pod_reachable_from_the_callers_zone() {
 #[test]
 fn text_output_is_a_table() {
     let (nodes, slices) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices.yaml"),
+        hints_fixture("nodes-balanced.yaml"),
+        hints_fixture("endpointslices.yaml"),
     );
     let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(0));
@@ -178,7 +158,7 @@ fn text_output_is_a_table() {
 
 #[test]
 fn bad_input_exits_2_and_names_the_file() {
-    let slices = fixture("endpointslices.yaml");
+    let slices = hints_fixture("endpointslices.yaml");
     for (nodes, position, what) in [
         ("nodes-bad-cpu.yaml", ":9:10:", "\"4 cores\""),
         ("nodes-bad-yaml.yaml", ":5:11:", "expected"),
@@ -187,7 +167,7 @@ fn bad_input_exits_2_and_names_the_file() {
         let out = harness(&[
             "hints",
             "--nodes",
-            &fixture(nodes),
+            &hints_fixture(nodes),
             "--endpointslices",
             &slices,
         ]);
@@ -377,9 +357,9 @@ fn a_service_without_endpoints_gets_ratios_and_no_endpoints() {
 #[test]
 fn a_service_without_endpoints_in_text_and_as_is() {
     let (nodes, slices, service) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices-placeholder.yaml"),
-        fixture("service.yaml"),
+        hints_fixture("nodes-balanced.yaml"),
+        hints_fixture("endpointslices-placeholder.yaml"),
+        hints_fixture("service.yaml"),
     );
     let base = [
         "hints",
@@ -450,8 +430,8 @@ fn slices_of_another_service_only_are_named() {
 #[test]
 fn no_slices_and_no_service_asks_for_the_service() {
     let (nodes, slices) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices-none.yaml"),
+        hints_fixture("nodes-balanced.yaml"),
+        hints_fixture("endpointslices-none.yaml"),
     );
     let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(2));

@@ -5,19 +5,7 @@
 
 mod support;
 
-use std::process::{Command, Output};
-
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
-
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
+use support::{KIND_IMAGES, harness, workspace_root};
 
 #[test]
 fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
@@ -31,7 +19,7 @@ fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
         "--output-dir",
         out_dir,
         "--images",
-        IMAGES,
+        KIND_IMAGES,
         "--host-cpus",
         "8",
         "--run-id",
@@ -218,7 +206,7 @@ fn every_rollout_502_variant_plans_on_kind() {
         "--output-dir",
         dir.path().to_str().unwrap(),
         "--images",
-        IMAGES,
+        KIND_IMAGES,
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -6,20 +6,11 @@
 
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
+use support::{KIND_IMAGES, harness};
 
 const FILE: &str = "scenarios/ingress-hot-podding.yaml";
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
 fn plan(variant: &str, extra: &[&str], dir: &std::path::Path) -> Output {
     let mut args = vec![
@@ -32,7 +23,7 @@ fn plan(variant: &str, extra: &[&str], dir: &std::path::Path) -> Output {
         "--output-dir",
         dir.to_str().unwrap(),
         "--images",
-        IMAGES,
+        KIND_IMAGES,
         "--host-cpus",
         "8",
         "--run-id",
