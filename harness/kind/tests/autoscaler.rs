@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use harness_core::clock::TimeScale;
 use harness_core::measure::{EventKind, RecordedEvent, RunData, Window, time_to_scale_up};
-use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Reporter;
 use harness_kind::autoscaler::{HpaWatch, spawn_hpa_watcher};
 use harness_kind::manifests::autoscaler::{self, rate_query};
@@ -19,7 +18,7 @@ use harness_kind::observer::Observer;
 use harness_kind::watch::Recorder;
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
-use support::kind_run::repo;
+use support::files::{IMAGES, images, load, repo};
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "harness-r1";
@@ -269,8 +268,7 @@ fn rendered_autoscaler_objects_match_the_goldens() {
     let cases = [(Some("incident"), 1.0, "autoscaler-incident.yaml")];
     let mut differ = Vec::new();
     for (variant, scale, golden) in cases {
-        let scenario =
-            load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), variant).unwrap();
+        let scenario = load("scenarios/autoscaler-blind-spot.yaml", variant);
         let objects = autoscaler::render(&scenario, "golden", TimeScale::new(scale).unwrap())
             .unwrap()
             .unwrap();
@@ -293,8 +291,7 @@ fn rendered_autoscaler_objects_match_the_goldens() {
 
 #[test]
 fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
-    let scenario =
-        load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), Some("fixed")).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", Some("fixed"));
     let objects = autoscaler::render(&scenario, "r1", TimeScale::REAL)
         .unwrap()
         .unwrap();
@@ -350,10 +347,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
         objects[5]["spec"]["podMetricsEndpoints"][0]["port"],
         "metrics"
     );
-    let images: harness_kind::images::Manifest = serde_json::from_str(
-        &std::fs::read_to_string(repo("harness/kind/tests/fixtures/images.json")).unwrap(),
-    )
-    .unwrap();
+    let images = images();
     let m = harness_kind::manifests::render(
         &scenario,
         &harness_kind::manifests::RenderInput {
@@ -374,7 +368,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
     assert_eq!(ports[0].name.as_deref(), Some("metrics"));
     assert_eq!(ports[0].container_port, 9091);
     // Without an autoscaler: nothing rendered.
-    let plain = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let plain = load("scenarios/topology-skew.yaml", None);
     assert!(
         autoscaler::render(&plain, "r1", TimeScale::REAL)
             .unwrap()
@@ -398,7 +392,7 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
         &fakes,
         ClusterMode::Create,
         out.path().join("kubeconfig"),
-        "harness/kind/tests/fixtures/images.json",
+        IMAGES,
     );
     let mut target = KindTarget::with_client(options, server.client());
     // The autoscaler is a capability of clusters the harness creates.
@@ -406,7 +400,7 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
         harness_core::engine::Target::capabilities(&target)
             .contains(&harness_core::engine::Capability::Autoscaler)
     );
-    let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", None);
     let ctx = run_context(out.path(), TimeScale::REAL);
     let outcome = run_silently(&mut target, &scenario, &ctx).await;
     let text = match outcome {
