@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{harness, hints_fixture};
+use support::{harness, hints, hints_fixture};
 
 const NODE_2A: &str = "ip-10-0-1-10.ap-northeast-2.compute.internal";
 
@@ -181,20 +181,13 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
     assert_eq!(strings(&v["nodesWithoutZone"]), ["bare"]);
     // The text names the node; and without --as-is, the missing zone ratios name it too.
     let unlabelled = unlabelled.display().to_string();
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &unlabelled,
-        "--endpointslices",
-        &hinted,
-    ]);
+    let out = hints(&unlabelled, &hinted, &["--as-is"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("node bare has no topology.kubernetes.io/zone label: kube-proxy there ignores zone hints"),
         "{text}"
     );
-    let out = harness(&["hints", "--nodes", &unlabelled, "--endpointslices", &hinted]);
+    let out = hints(&unlabelled, &hinted, &[]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("unavailable: node bare has no topology.kubernetes.io/zone label"),
@@ -215,14 +208,7 @@ fn reach_counts_only_ready_endpoints() {
             ("10.0.3.23", false, false, false, None),
         ],
     );
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &s,
-    ]);
+    let out = hints(&nodes, &s, &["--as-is"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("a client in zone ap-northeast-2a reaches: 1 of 1 ready: 10.0.3.21"),
@@ -232,11 +218,12 @@ fn reach_counts_only_ready_endpoints() {
 
 #[test]
 fn swapped_files_are_named_as_swapped() {
-    let (nodes, slices) = (
-        hints_fixture("nodes-skewed.yaml"),
-        hints_fixture("endpointslices.yaml"),
+    // The slices given as nodes and the nodes as slices.
+    let out = hints(
+        &hints_fixture("endpointslices.yaml"),
+        &hints_fixture("nodes-skewed.yaml"),
+        &[],
     );
-    let out = harness(&["hints", "--nodes", &slices, "--endpointslices", &nodes]);
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -251,28 +238,11 @@ fn bad_from_node_use_exits_2_with_the_fix() {
         hints_fixture("nodes-skewed.yaml"),
         hints_fixture("endpointslices.yaml"),
     );
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--from-node",
-        "nope",
-    ]);
+    let out = hints(&nodes, &slices, &["--as-is", "--from-node", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--from-node nope: no such node in"), "{err}");
     assert!(err.contains(NODE_2A), "lists the nodes there: {err}");
-    let out = harness(&[
-        "hints",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--from-node",
-        NODE_2A,
-    ]);
+    let out = hints(&nodes, &slices, &["--from-node", NODE_2A]);
     assert_eq!(out.status.code(), Some(2), "--from-node needs --as-is");
 }

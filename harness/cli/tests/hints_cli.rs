@@ -4,24 +4,15 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{harness, hints_fixture};
+use support::{harness, hints, hints_fixture};
 
 fn hints_json(nodes: &str, slices: &str, service: Option<&str>) -> Value {
-    let (nodes, slices) = (hints_fixture(nodes), hints_fixture(slices));
-    let mut args = vec![
-        "hints",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--output",
-        "json",
-    ];
+    let mut extra = vec!["--output", "json"];
     let service = service.map(hints_fixture);
     if let Some(s) = &service {
-        args.extend(["--service", s]);
+        extra.extend(["--service", s]);
     }
-    let out = harness(&args);
+    let out = hints(&hints_fixture(nodes), &hints_fixture(slices), &extra);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -141,11 +132,11 @@ fn prefer_close_keeps_every_pod_reachable_from_the_callers_zone() {
 
 #[test]
 fn text_output_is_a_table() {
-    let (nodes, slices) = (
-        hints_fixture("nodes-balanced.yaml"),
-        hints_fixture("endpointslices.yaml"),
+    let out = hints(
+        &hints_fixture("nodes-balanced.yaml"),
+        &hints_fixture("endpointslices.yaml"),
+        &[],
     );
-    let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("ADDRESS    ZONE             NODE"), "{text}");
@@ -164,13 +155,7 @@ fn bad_input_exits_2_and_names_the_file() {
         ("nodes-bad-yaml.yaml", ":5:11:", "expected"),
         ("service.yaml", ":3:1:", "found \"Service\""),
     ] {
-        let out = harness(&[
-            "hints",
-            "--nodes",
-            &hints_fixture(nodes),
-            "--endpointslices",
-            &slices,
-        ]);
+        let out = hints(&hints_fixture(nodes), &slices, &[]);
         assert_eq!(out.status.code(), Some(2), "{nodes}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -429,11 +414,11 @@ fn slices_of_another_service_only_are_named() {
 
 #[test]
 fn no_slices_and_no_service_asks_for_the_service() {
-    let (nodes, slices) = (
-        hints_fixture("nodes-balanced.yaml"),
-        hints_fixture("endpointslices-none.yaml"),
+    let out = hints(
+        &hints_fixture("nodes-balanced.yaml"),
+        &hints_fixture("endpointslices-none.yaml"),
+        &[],
     );
-    let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

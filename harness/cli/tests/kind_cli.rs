@@ -5,26 +5,17 @@
 
 mod support;
 
-use support::{KIND_IMAGES, harness, workspace_root};
+use support::{GOLDEN_PLAN, KIND_IMAGES, harness, plan_on_kind, workspace_root};
 
 #[test]
 fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().to_str().unwrap();
-    let out = harness(&[
-        "plan",
+    let out = plan_on_kind(
         "scenarios/topology-skew.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        out_dir,
-        "--images",
+        dir.path(),
         KIND_IMAGES,
-        "--host-cpus",
-        "8",
-        "--run-id",
-        "golden",
-    ]);
+        GOLDEN_PLAN,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -137,6 +128,7 @@ fn kind_flags_are_checked_before_anything_starts() {
 #[test]
 fn every_rollout_502_variant_plans_on_kind() {
     const LB_IMAGES: &str = "harness/kind/tests/fixtures/images-lb.json";
+    const ROLLOUT: &str = "scenarios/rollout-502.yaml";
     for variant in [
         "incident",
         "fixed",
@@ -146,22 +138,8 @@ fn every_rollout_502_variant_plans_on_kind() {
         "readiness-gate",
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let out = harness(&[
-            "plan",
-            "scenarios/rollout-502.yaml",
-            "--variant",
-            variant,
-            "--target",
-            "kind",
-            "--output-dir",
-            dir.path().to_str().unwrap(),
-            "--images",
-            LB_IMAGES,
-            "--host-cpus",
-            "8",
-            "--run-id",
-            "golden",
-        ]);
+        let flags = [&["--variant", variant], GOLDEN_PLAN].concat();
+        let out = plan_on_kind(ROLLOUT, dir.path(), LB_IMAGES, &flags);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{variant}: {stderr}");
         assert!(
@@ -179,18 +157,7 @@ fn every_rollout_502_variant_plans_on_kind() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = harness(&[
-        "plan",
-        "scenarios/rollout-502.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.path().to_str().unwrap(),
-        "--images",
-        LB_IMAGES,
-        "--set",
-        "timeScale=0.05",
-    ]);
+    let out = plan_on_kind(ROLLOUT, dir.path(), LB_IMAGES, &["--set", "timeScale=0.05"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -198,16 +165,7 @@ fn every_rollout_502_variant_plans_on_kind() {
         "{stderr}"
     );
     // Without the load balancer's image: which image is missing, and how to build it.
-    let out = harness(&[
-        "plan",
-        "scenarios/rollout-502.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.path().to_str().unwrap(),
-        "--images",
-        KIND_IMAGES,
-    ]);
+    let out = plan_on_kind(ROLLOUT, dir.path(), KIND_IMAGES, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

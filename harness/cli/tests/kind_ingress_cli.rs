@@ -8,29 +8,13 @@ mod support;
 
 use std::process::Output;
 
-use support::{KIND_IMAGES, harness};
+use support::{GOLDEN_PLAN, KIND_IMAGES, harness, plan_on_kind};
 
 const FILE: &str = "scenarios/ingress-hot-podding.yaml";
 
 fn plan(variant: &str, extra: &[&str], dir: &std::path::Path) -> Output {
-    let mut args = vec![
-        "plan",
-        FILE,
-        "--variant",
-        variant,
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.to_str().unwrap(),
-        "--images",
-        KIND_IMAGES,
-        "--host-cpus",
-        "8",
-        "--run-id",
-        "golden",
-    ];
-    args.extend_from_slice(extra);
-    harness(&args)
+    let flags = [&["--variant", variant], GOLDEN_PLAN, extra].concat();
+    plan_on_kind(FILE, dir, KIND_IMAGES, &flags)
 }
 
 #[test]

@@ -44,6 +44,13 @@ pub fn hints_fixture(name: &str) -> String {
         .to_string()
 }
 
+/// `harness hints --nodes NODES --endpointslices SLICES` (paths), `extra` flags after.
+pub fn hints(nodes: &str, slices: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["hints", "--nodes", nodes, "--endpointslices", slices];
+    args.extend_from_slice(extra);
+    harness(&args)
+}
+
 pub fn require_workload_bins() {
     let dir = Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap();
     for bin in ["flagsvc", "sidecar", "loadgen"] {
@@ -95,6 +102,18 @@ pub fn summary(out: &Path) -> Value {
 
 /// The image list of the kind tests (fake content tags), from the workspace root.
 pub const KIND_IMAGES: &str = "harness/kind/tests/fixtures/images.json";
+
+/// The flags of the plans the golden files hold: 8 host CPUs, run id `golden`.
+pub const GOLDEN_PLAN: &[&str] = &["--host-cpus", "8", "--run-id", "golden"];
+
+/// `harness plan FILE --target kind --output-dir DIR --images IMAGES`, `extra` flags after.
+pub fn plan_on_kind(file: &str, dir: &Path, images: &str, extra: &[&str]) -> Output {
+    let dir = dir.to_str().unwrap();
+    let mut args = vec!["plan", file, "--target", "kind", "--output-dir", dir];
+    args.extend(["--images", images]);
+    args.extend_from_slice(extra);
+    harness(&args)
+}
 
 /// `harness run --target kind` of topology-skew shrunk to seconds (1 s of warm-up, 4 s of
 /// load, its timeline at 1, 2 and 3 s) on 8 host CPUs, through `kubeconfig`, with the
