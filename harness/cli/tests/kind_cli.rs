@@ -58,22 +58,20 @@ fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
 
 #[test]
 fn kind_flags_are_checked_before_anything_starts() {
+    let foreign_context: &[&str] = &[
+        "run",
+        "scenarios/topology-skew.yaml",
+        "--target",
+        "kind",
+        "--context",
+        "prod-eks",
+    ];
     let cases: &[(&[&str], &str)] = &[
         (
             &["plan", "scenarios/topology-skew.yaml", "--target", "kind"],
             "--output-dir",
         ),
-        (
-            &[
-                "run",
-                "scenarios/topology-skew.yaml",
-                "--target",
-                "kind",
-                "--context",
-                "prod-eks",
-            ],
-            "--context prod-eks",
-        ),
+        (foreign_context, "--context prod-eks"),
         (
             &[
                 "run",
@@ -111,14 +109,8 @@ fn kind_flags_are_checked_before_anything_starts() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
-    let out = harness(&[
-        "run",
-        "scenarios/topology-skew.yaml",
-        "--target",
-        "kind",
-        "--context",
-        "prod-eks",
-    ]);
+    // The refusal of a foreign context names the flag that would allow it.
+    let out = harness(foreign_context);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-existing-cluster"));
 }
 
