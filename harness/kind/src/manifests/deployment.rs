@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::{
     ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, PodReadinessGate, PodSpec, Probe,
     SleepAction, TopologySpreadConstraint,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::durations::{ServiceSeconds, service_seconds};
@@ -101,10 +101,7 @@ fn spread_constraints(scenario: &Scenario) -> Option<Vec<TopologySpreadConstrain
                 WhenUnsatisfiable::DoNotSchedule => "DoNotSchedule".to_owned(),
                 WhenUnsatisfiable::ScheduleAnyway => "ScheduleAnyway".to_owned(),
             },
-            label_selector: Some(LabelSelector {
-                match_labels: Some(selector_labels(scenario)),
-                ..Default::default()
-            }),
+            label_selector: Some(pod::selector(selector_labels(scenario))),
             ..Default::default()
         })
         .collect();
@@ -194,10 +191,7 @@ pub fn deployment(
         },
         spec: DeploymentSpec {
             replicas: Some(i32::try_from(svc.replicas).unwrap_or(i32::MAX)),
-            selector: LabelSelector {
-                match_labels: Some(selector_labels(scenario)),
-                ..Default::default()
-            },
+            selector: pod::selector(selector_labels(scenario)),
             min_ready_seconds: Some(seconds(secs.min_ready)),
             strategy: Some(DeploymentStrategy {
                 type_: Some("RollingUpdate".to_owned()),

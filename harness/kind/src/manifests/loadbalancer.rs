@@ -16,7 +16,7 @@ use harness_core::workload_args::loadbalancer_args;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{PodSpec, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::pod::{self, base_container, field_env, identity_env, port};
 pub use super::readiness_gate::{GATE_PREFIX, gate_condition};
@@ -137,10 +137,7 @@ pub fn objects(
         metadata: meta(scenario, run_id, role_labels.clone()),
         spec: DeploymentSpec {
             replicas: Some(1),
-            selector: LabelSelector {
-                match_labels: Some(selector()),
-                ..Default::default()
-            },
+            selector: pod::selector(selector()),
             template: pod::template(
                 pod_labels,
                 PodSpec {

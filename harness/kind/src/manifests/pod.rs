@@ -2,8 +2,9 @@
 //! generators') are built from: a container with the run's image pull policy, requests,
 //! security context and `/tmp` mount ([`base_container`]), the Downward API identity
 //! ([`identity_env`], [`field_env`]), required node affinity ([`node_affinity`]), the pod spec
-//! they start from ([`spec`]) and the pod template of a workload ([`template`]). The ingress
-//! controller's pod is the chart's and takes only [`field_env`] and [`template`] from here.
+//! they start from ([`spec`]), and a workload's pod selector ([`selector`]) and template
+//! ([`template`]). The ingress controller's pod is the chart's and takes only [`field_env`],
+//! [`selector`] and [`template`] from here.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ use k8s_openapi::api::core::v1::{
     ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use workload_contract::identity;
 
 use super::security;
@@ -125,6 +126,14 @@ pub(crate) fn spec() -> PodSpec {
         volumes: Some(vec![security::tmp_volume()]),
         automount_service_account_token: Some(false),
         enable_service_links: Some(false),
+        ..Default::default()
+    }
+}
+
+/// The selector of the pods carrying `labels`.
+pub(crate) fn selector(labels: BTreeMap<String, String>) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(labels),
         ..Default::default()
     }
 }

@@ -59,7 +59,7 @@ use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, HTTPGetAction, PodSecurityContext, PodSpec, Probe,
     SeccompProfile, SecurityContext, Service,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::super::pod::{self, field_env};
@@ -217,10 +217,7 @@ pub fn stateful_set(plan: &IngressPlan<'_>) -> StatefulSet {
             replicas: Some(i32::try_from(plan.ingress.replicas).unwrap_or(i32::MAX)),
             pod_management_policy: Some("Parallel".to_owned()),
             service_name: Some(CONTROLLER.to_owned()),
-            selector: LabelSelector {
-                match_labels: Some(selector()),
-                ..Default::default()
-            },
+            selector: pod::selector(selector()),
             template: pod::template(
                 pod_labels,
                 PodSpec {
