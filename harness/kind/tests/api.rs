@@ -327,16 +327,12 @@ async fn watched_slices_become_hint_events_and_a_dropped_watch_is_noted() {
         .collect();
     assert_eq!(reach, [2, 4, 2]);
     // The selectors the watchers used.
-    let seen = server.seen();
-    let slice_list = seen
-        .iter()
-        .find(|s| s.path().ends_with("/endpointslices"))
-        .unwrap();
+    let slice_list = server.first_to("/endpointslices");
     assert_eq!(
         slice_list.query("labelSelector").as_deref(),
         Some("kubernetes.io/service-name=flagsvc")
     );
-    let pod_list = seen.iter().find(|s| s.path().ends_with("/pods")).unwrap();
+    let pod_list = server.first_to("/pods");
     assert_eq!(
         pod_list.query("labelSelector").as_deref(),
         Some("harness/role=service")

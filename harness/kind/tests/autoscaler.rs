@@ -168,19 +168,12 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
         ]
     );
     // The watch selected the HPA by name; the query asked for the other side (the source).
-    let seen = server.seen();
-    let listed = seen
-        .iter()
-        .find(|s| s.path().ends_with("/horizontalpodautoscalers"))
-        .unwrap();
+    let listed = server.first_to("/horizontalpodautoscalers");
     assert_eq!(
         listed.query("fieldSelector").as_deref(),
         Some("metadata.name=flagsvc")
     );
-    let query = seen
-        .iter()
-        .find(|s| s.path().ends_with("/api/v1/query"))
-        .unwrap();
+    let query = server.first_to("/api/v1/query");
     assert_eq!(
         query.query("query"),
         Some(rate_query(Reporter::Source, NS, 15))
