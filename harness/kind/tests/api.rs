@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
 use support::fake_cluster::echo;
 use support::files::{images, load};
+use support::watchers::recorded;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
@@ -208,16 +209,6 @@ fn slice(rv: &str, hinted: bool) -> Value {
 
 fn watch_event(kind: &str, object: Value) -> Value {
     json!({ "type": kind, "object": object })
-}
-
-/// The events the watchers recorded so far, in order.
-fn recorded(recorder: &Recorder) -> Vec<EventKind> {
-    recorder
-        .lock()
-        .events
-        .iter()
-        .map(|(_, e)| e.clone())
-        .collect()
 }
 
 async fn wait_for(recorder: &Recorder, what: &str, done: impl Fn(&[EventKind]) -> bool) {

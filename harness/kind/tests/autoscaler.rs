@@ -19,6 +19,7 @@ use harness_kind::watch::Recorder;
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
 use support::files::{IMAGES, images, load, repo};
+use support::watchers::recorded;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "harness-r1";
@@ -46,15 +47,6 @@ fn hpa(rv: &str, current: i32, desired: i32, average: &str, limited: bool) -> Va
             ]
         }
     })
-}
-
-fn events(recorder: &Recorder) -> Vec<EventKind> {
-    recorder
-        .lock()
-        .events
-        .iter()
-        .map(|(_, e)| e.clone())
-        .collect()
 }
 
 fn autoscaler_events(events: &[EventKind]) -> Vec<(u32, u32, f64, f64)> {
@@ -94,7 +86,7 @@ async fn watch_until_two_changes(
         &stop,
     );
     for _ in 0..500 {
-        if autoscaler_events(&events(&recorder)).len() >= 2 {
+        if autoscaler_events(&recorded(&recorder)).len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -144,7 +136,7 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
         vec!["ap-northeast-2a".into()],
     )
     .await;
-    let all = events(&recorder);
+    let all = recorded(&recorder);
     // Destination (the HPA's side) from its status × replicas; source from Prometheus.
     assert_eq!(
         autoscaler_events(&all),
@@ -239,7 +231,7 @@ async fn an_unreachable_prometheus_is_noted_once_and_the_other_side_is_zero() {
     .await;
     let (recorder, stop, task) =
         watch_until_two_changes(&server, Reporter::Source, 3, vec![]).await;
-    let all = events(&recorder);
+    let all = recorded(&recorder);
     // The source is the HPA's side here; the destination could not be read.
     assert_eq!(
         autoscaler_events(&all),

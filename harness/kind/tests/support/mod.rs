@@ -5,3 +5,4 @@ pub mod fake_cluster;
 pub mod fakes;
 pub mod files;
 pub mod kind_run;
+pub mod watchers;
