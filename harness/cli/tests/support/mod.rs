@@ -1,7 +1,8 @@
-//! Shared by the CLI tests: the built `harness` binary run from the workspace root, the hints
-//! fixtures; for the scenario end-to-end tests, a shipped scenario's variant run to completion
-//! and its `summary.json` checked against the published schema, a run's child processes, and
-//! Ctrl-C in the middle of a run.
+//! Shared by the CLI tests: the built `harness` binary run from the workspace root, `harness
+//! hints` on the hints fixtures, `harness plan --target kind` and a short `harness run --target
+//! kind` with the kind tests' image list; for the scenario end-to-end tests, a shipped
+//! scenario's variant run to completion and its `summary.json` checked against the published
+//! schema, a run's child processes, and Ctrl-C in the middle of a run.
 
 #![allow(dead_code)]
 
