@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use kube_model::openapi;
 use kube_model::{
-    AddressType, ControllerOptions, HintsInput, ProxyNode, ProxyOptions, ServicePolicy,
-    ServiceTopology, compute_hints, usable_endpoints,
+    AddressType, ControllerOptions, HintsInput, ProxyNode, ProxyOptions, compute_hints,
+    usable_endpoints,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -72,12 +72,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
 
-    let topology = service
-        .as_ref()
-        .map_or_else(ServiceTopology::topology_auto, |s| s.topology.clone());
-    let policy = service
-        .as_ref()
-        .map_or(ServicePolicy::default(), |s| s.policy);
+    let (topology, policy) = openapi::service_routing(service.as_ref());
     for address_type in [AddressType::IPv4, AddressType::IPv6] {
         let group = slices
             .iter()

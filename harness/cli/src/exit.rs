@@ -29,6 +29,17 @@ impl fmt::Display for Failure {
 
 pub type Outcome = Result<(), Failure>;
 
+/// The outcome with the higher exit code.
+pub fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let code = |o: &Outcome| match o {
+        Ok(()) => 0,
+        Err(Failure::ExpectationFailed) => 1,
+        Err(Failure::InvalidInput(_)) => 2,
+        Err(Failure::Infrastructure(_)) => 3,
+    };
+    if code(&b) > code(&a) { b } else { a }
+}
+
 /// Prints the failure (if any) to stderr and returns the process exit code.
 pub fn code_for(outcome: Outcome) -> i32 {
     match outcome {

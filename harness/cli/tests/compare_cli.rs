@@ -8,7 +8,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -19,12 +19,7 @@ fn runs(name: &str) -> PathBuf {
 }
 
 fn harness(args: &[&str], extra: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .args(extra)
-        .current_dir(support::workspace_root())
-        .output()
-        .unwrap()
+    support::harness_command(args).args(extra).output().unwrap()
 }
 
 fn compare(base: &str, candidate: &str, bounds: &[&str], out: &Path) -> (i32, Value) {

@@ -15,12 +15,14 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
-use support::{expectation, summary, workspace_root};
+use support::{expectation, harness_command, summary};
 
 const CLUSTER: &str = "harness-topology-skew";
+const TOPOLOGY_FILE: &str = "scenarios/topology-skew.yaml";
+/// The flags of the scenarios that run on kind at time scale 1.
+const SCALE_1: &[&str] = &["--time-scale", "1"];
 
 fn enabled() -> bool {
     if std::env::var_os("HARNESS_E2E_KIND").is_some() {
@@ -32,29 +34,26 @@ fn enabled() -> bool {
     false
 }
 
-fn run_on_kind(variant: &str, out: &Path) -> i32 {
-    run_scenario_on_kind("scenarios/topology-skew.yaml", CLUSTER, variant, out, &[])
-}
-
-fn run_scenario_on_kind(
+/// Runs `file`'s `variant` on `cluster` (with `extra` flags) into `dir/<variant>`: the exit
+/// code and that directory.
+fn run_on_kind(
     file: &str,
     cluster: &str,
-    variant: &str,
-    out: &Path,
     extra: &[&str],
-) -> i32 {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.args(["run", file, "--target", "kind"])
-        .args(["--variant", variant, "--cluster", cluster, "--seed", "7"])
+    dir: &Path,
+    variant: &str,
+) -> (i32, PathBuf) {
+    let out = dir.join(variant);
+    let mut cmd = harness_command(&["run", file, "--target", "kind"]);
+    cmd.args(["--variant", variant, "--cluster", cluster, "--seed", "7"])
         .args(extra)
         .arg("--out")
-        .arg(out)
-        .current_dir(workspace_root());
+        .arg(&out);
     if let Some(cpus) = std::env::var_os("HARNESS_E2E_HOST_CPUS") {
         cmd.arg("--host-cpus").arg(cpus);
     }
     let status = cmd.status().unwrap();
-    status.code().unwrap_or(-1)
+    (status.code().unwrap_or(-1), out)
 }
 
 #[test]
@@ -63,12 +62,9 @@ fn topology_skew_on_kind() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let incident = dir.path().join("incident");
-    assert_eq!(
-        run_on_kind("incident", &incident),
-        1,
-        "the incident fails its expectations"
-    );
+    let run = |variant: &str| run_on_kind(TOPOLOGY_FILE, CLUSTER, &[], dir.path(), variant);
+    let (code, incident) = run("incident");
+    assert_eq!(code, 1, "the incident fails its expectations");
     let s = summary(&incident);
     assert_eq!(s["target"], "kind");
     assert_eq!(s["partial"], false);
@@ -92,14 +88,15 @@ fn topology_skew_on_kind() {
         agreement["agreed"], agreement["checks"]
     );
 
-    let fixed = dir.path().join("fixed");
-    assert_eq!(run_on_kind("fixed", &fixed), 0, "the fix passes");
+    let (code, fixed) = run("fixed");
+    assert_eq!(code, 0, "the fix passes");
     let s = summary(&fixed);
     assert_eq!(s["verdict"], "pass");
     assert_eq!(s["hints"]["events"].as_array().map_or(0, Vec::len), 0);
 }
 
 const ROLLOUT_CLUSTER: &str = "harness-rollout-502";
+const ROLLOUT_FILE: &str = "scenarios/rollout-502.yaml";
 
 /// rollout-502 behind the in-cluster load balancer: each variant's exit code and signature.
 #[test]
@@ -109,14 +106,7 @@ fn rollout_502_on_kind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let run = |variant: &str| {
-        let out = dir.path().join(variant);
-        let code = run_scenario_on_kind(
-            "scenarios/rollout-502.yaml",
-            ROLLOUT_CLUSTER,
-            variant,
-            &out,
-            &[],
-        );
+        let (code, out) = run_on_kind(ROLLOUT_FILE, ROLLOUT_CLUSTER, &[], dir.path(), variant);
         (code, summary(&out))
     };
 
@@ -155,6 +145,7 @@ fn rollout_502_on_kind() {
 }
 
 const AUTOSCALER_CLUSTER: &str = "harness-autoscaler-blind-spot";
+const AUTOSCALER_FILE: &str = "scenarios/autoscaler-blind-spot.yaml";
 
 /// autoscaler-blind-spot with the real HPA, on its own cluster (its kind config sets the HPA
 /// controller's flags), at time scale 1: the file's 0.1 cannot reach those flags.
@@ -165,13 +156,12 @@ fn autoscaler_blind_spot_on_kind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let run = |variant: &str| {
-        let out = dir.path().join(variant);
-        let code = run_scenario_on_kind(
-            "scenarios/autoscaler-blind-spot.yaml",
+        let (code, out) = run_on_kind(
+            AUTOSCALER_FILE,
             AUTOSCALER_CLUSTER,
+            SCALE_1,
+            dir.path(),
             variant,
-            &out,
-            &["--time-scale", "1"],
         );
         (code, summary(&out))
     };
@@ -220,17 +210,8 @@ fn ingress_hot_podding_on_kind() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let run = |variant: &str| {
-        let out = dir.path().join(variant);
-        let code = run_scenario_on_kind(
-            INGRESS_FILE,
-            INGRESS_CLUSTER,
-            variant,
-            &out,
-            &["--time-scale", "1"],
-        );
-        (code, out)
-    };
+    let run =
+        |variant: &str| run_on_kind(INGRESS_FILE, INGRESS_CLUSTER, SCALE_1, dir.path(), variant);
     for (variant, expected) in [
         // Sorted lists, round-robin and reloads: the incident on current Kubernetes.
         ("v0-16-roundrobin-ip", 1),
@@ -287,13 +268,12 @@ fn ingress_hot_podding_on_kind() {
     // The versions kind cannot run: refused before anything is created, with the reason.
     for variant in ["incident", "fixed"] {
         let out = dir.path().join(variant);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-        cmd.args(["run", INGRESS_FILE, "--target", "kind"])
+        let output = harness_command(&["run", INGRESS_FILE, "--target", "kind"])
             .args(["--variant", variant, "--cluster", INGRESS_CLUSTER])
             .args(["--time-scale", "1", "--out"])
             .arg(&out)
-            .current_dir(workspace_root());
-        let output = cmd.output().unwrap();
+            .output()
+            .unwrap();
         assert_eq!(output.status.code(), Some(2), "{variant}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(

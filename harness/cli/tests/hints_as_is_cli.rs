@@ -3,32 +3,14 @@
 //! hints: used; an endpoint lacks a zone hint; the node has no zone label; no endpoint is
 //! hinted for the node's zone; no ready endpoint, so the serving terminating ones are used.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
 
 use serde_json::Value;
+use support::{harness, hints, hints_fixture};
 
 const NODE_2A: &str = "ip-10-0-1-10.ap-northeast-2.compute.internal";
-
-fn fixture(name: &str) -> String {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "hints",
-        name,
-    ]
-    .iter()
-    .collect();
-    path.display().to_string()
-}
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .output()
-        .expect("run harness")
-}
 
 fn json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
@@ -71,7 +53,10 @@ fn strings(v: &Value) -> Vec<String> {
 
 #[test]
 fn as_is_keeps_the_incident_hints_that_a_reconcile_would_remove() {
-    let (nodes, slices) = (fixture("nodes-skewed.yaml"), fixture("endpointslices.yaml"));
+    let (nodes, slices) = (
+        hints_fixture("nodes-skewed.yaml"),
+        hints_fixture("endpointslices.yaml"),
+    );
     let base = ["hints", "--nodes", &nodes, "--endpointslices", &slices];
     // The controller's next reconcile at 65/35 removes the hints: 2a reaches all four.
     let predicted = json(&base);
@@ -117,7 +102,7 @@ fn as_is_keeps_the_incident_hints_that_a_reconcile_would_remove() {
 #[test]
 fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
     let dir = tempfile::tempdir().unwrap();
-    let nodes = fixture("nodes-skewed.yaml");
+    let nodes = hints_fixture("nodes-skewed.yaml");
     let from_2a = |slices: &str| {
         json(&[
             "hints",
@@ -180,7 +165,7 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: bare\nstatus:\n  allocatable: {cpu: '4'}\n  conditions:\n  - {type: Ready, status: 'True'}\n",
     )
     .unwrap();
-    let hinted = fixture("endpointslices.yaml");
+    let hinted = hints_fixture("endpointslices.yaml");
     let v = json(&[
         "hints",
         "--as-is",
@@ -196,20 +181,13 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
     assert_eq!(strings(&v["nodesWithoutZone"]), ["bare"]);
     // The text names the node; and without --as-is, the missing zone ratios name it too.
     let unlabelled = unlabelled.display().to_string();
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &unlabelled,
-        "--endpointslices",
-        &hinted,
-    ]);
+    let out = hints(&unlabelled, &hinted, &["--as-is"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("node bare has no topology.kubernetes.io/zone label: kube-proxy there ignores zone hints"),
         "{text}"
     );
-    let out = harness(&["hints", "--nodes", &unlabelled, "--endpointslices", &hinted]);
+    let out = hints(&unlabelled, &hinted, &[]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("unavailable: node bare has no topology.kubernetes.io/zone label"),
@@ -220,7 +198,7 @@ fn every_reason_hints_are_ignored_and_the_terminating_fallback() {
 #[test]
 fn reach_counts_only_ready_endpoints() {
     let dir = tempfile::tempdir().unwrap();
-    let nodes = fixture("nodes-skewed.yaml");
+    let nodes = hints_fixture("nodes-skewed.yaml");
     // One ready endpoint, one terminating, one not ready: a client reaches 1 of 1 ready.
     let s = slices(
         dir.path(),
@@ -230,14 +208,7 @@ fn reach_counts_only_ready_endpoints() {
             ("10.0.3.23", false, false, false, None),
         ],
     );
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &s,
-    ]);
+    let out = hints(&nodes, &s, &["--as-is"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("a client in zone ap-northeast-2a reaches: 1 of 1 ready: 10.0.3.21"),
@@ -247,8 +218,12 @@ fn reach_counts_only_ready_endpoints() {
 
 #[test]
 fn swapped_files_are_named_as_swapped() {
-    let (nodes, slices) = (fixture("nodes-skewed.yaml"), fixture("endpointslices.yaml"));
-    let out = harness(&["hints", "--nodes", &slices, "--endpointslices", &nodes]);
+    // The slices given as nodes and the nodes as slices.
+    let out = hints(
+        &hints_fixture("endpointslices.yaml"),
+        &hints_fixture("nodes-skewed.yaml"),
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -259,29 +234,15 @@ fn swapped_files_are_named_as_swapped() {
 
 #[test]
 fn bad_from_node_use_exits_2_with_the_fix() {
-    let (nodes, slices) = (fixture("nodes-skewed.yaml"), fixture("endpointslices.yaml"));
-    let out = harness(&[
-        "hints",
-        "--as-is",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--from-node",
-        "nope",
-    ]);
+    let (nodes, slices) = (
+        hints_fixture("nodes-skewed.yaml"),
+        hints_fixture("endpointslices.yaml"),
+    );
+    let out = hints(&nodes, &slices, &["--as-is", "--from-node", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--from-node nope: no such node in"), "{err}");
     assert!(err.contains(NODE_2A), "lists the nodes there: {err}");
-    let out = harness(&[
-        "hints",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--from-node",
-        NODE_2A,
-    ]);
+    let out = hints(&nodes, &slices, &["--from-node", NODE_2A]);
     assert_eq!(out.status.code(), Some(2), "--from-node needs --as-is");
 }

@@ -1,47 +1,18 @@
 //! Runs the built `harness hints` binary on the skew incident's objects (fixtures/hints/: 4 pods
 //! in ap-northeast-2c, nodes in 2a and 2c) and checks the numbers, hints, events and exit codes.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> String {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "hints",
-        name,
-    ]
-    .iter()
-    .collect();
-    path.display().to_string()
-}
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .output()
-        .expect("run harness")
-}
+use support::{harness, hints, hints_fixture};
 
 fn hints_json(nodes: &str, slices: &str, service: Option<&str>) -> Value {
-    let (nodes, slices) = (fixture(nodes), fixture(slices));
-    let mut args = vec![
-        "hints",
-        "--nodes",
-        &nodes,
-        "--endpointslices",
-        &slices,
-        "--output",
-        "json",
-    ];
-    let service = service.map(fixture);
+    let mut extra = vec!["--output", "json"];
+    let service = service.map(hints_fixture);
     if let Some(s) = &service {
-        args.extend(["--service", s]);
+        extra.extend(["--service", s]);
     }
-    let out = harness(&args);
+    let out = hints(&hints_fixture(nodes), &hints_fixture(slices), &extra);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -161,11 +132,11 @@ fn prefer_close_keeps_every_pod_reachable_from_the_callers_zone() {
 
 #[test]
 fn text_output_is_a_table() {
-    let (nodes, slices) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices.yaml"),
+    let out = hints(
+        &hints_fixture("nodes-balanced.yaml"),
+        &hints_fixture("endpointslices.yaml"),
+        &[],
     );
-    let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("ADDRESS    ZONE             NODE"), "{text}");
@@ -178,19 +149,13 @@ fn text_output_is_a_table() {
 
 #[test]
 fn bad_input_exits_2_and_names_the_file() {
-    let slices = fixture("endpointslices.yaml");
+    let slices = hints_fixture("endpointslices.yaml");
     for (nodes, position, what) in [
         ("nodes-bad-cpu.yaml", ":9:10:", "\"4 cores\""),
         ("nodes-bad-yaml.yaml", ":5:11:", "expected"),
         ("service.yaml", ":3:1:", "found \"Service\""),
     ] {
-        let out = harness(&[
-            "hints",
-            "--nodes",
-            &fixture(nodes),
-            "--endpointslices",
-            &slices,
-        ]);
+        let out = hints(&hints_fixture(nodes), &slices, &[]);
         assert_eq!(out.status.code(), Some(2), "{nodes}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -377,9 +342,9 @@ fn a_service_without_endpoints_gets_ratios_and_no_endpoints() {
 #[test]
 fn a_service_without_endpoints_in_text_and_as_is() {
     let (nodes, slices, service) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices-placeholder.yaml"),
-        fixture("service.yaml"),
+        hints_fixture("nodes-balanced.yaml"),
+        hints_fixture("endpointslices-placeholder.yaml"),
+        hints_fixture("service.yaml"),
     );
     let base = [
         "hints",
@@ -449,11 +414,11 @@ fn slices_of_another_service_only_are_named() {
 
 #[test]
 fn no_slices_and_no_service_asks_for_the_service() {
-    let (nodes, slices) = (
-        fixture("nodes-balanced.yaml"),
-        fixture("endpointslices-none.yaml"),
+    let out = hints(
+        &hints_fixture("nodes-balanced.yaml"),
+        &hints_fixture("endpointslices-none.yaml"),
+        &[],
     );
-    let out = harness(&["hints", "--nodes", &nodes, "--endpointslices", &slices]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

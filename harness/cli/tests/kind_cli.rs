@@ -5,38 +5,17 @@
 
 mod support;
 
-use std::process::{Command, Output};
-
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
-
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
+use support::{GOLDEN_PLAN, KIND_IMAGES, harness, plan_on_kind, workspace_root};
 
 #[test]
 fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().to_str().unwrap();
-    let out = harness(&[
-        "plan",
+    let out = plan_on_kind(
         "scenarios/topology-skew.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        out_dir,
-        "--images",
-        IMAGES,
-        "--host-cpus",
-        "8",
-        "--run-id",
-        "golden",
-    ]);
+        dir.path(),
+        KIND_IMAGES,
+        GOLDEN_PLAN,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -79,22 +58,20 @@ fn plan_writes_the_kind_config_and_the_manifests_in_apply_order() {
 
 #[test]
 fn kind_flags_are_checked_before_anything_starts() {
+    let foreign_context: &[&str] = &[
+        "run",
+        "scenarios/topology-skew.yaml",
+        "--target",
+        "kind",
+        "--context",
+        "prod-eks",
+    ];
     let cases: &[(&[&str], &str)] = &[
         (
             &["plan", "scenarios/topology-skew.yaml", "--target", "kind"],
             "--output-dir",
         ),
-        (
-            &[
-                "run",
-                "scenarios/topology-skew.yaml",
-                "--target",
-                "kind",
-                "--context",
-                "prod-eks",
-            ],
-            "--context prod-eks",
-        ),
+        (foreign_context, "--context prod-eks"),
         (
             &[
                 "run",
@@ -132,14 +109,8 @@ fn kind_flags_are_checked_before_anything_starts() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
-    let out = harness(&[
-        "run",
-        "scenarios/topology-skew.yaml",
-        "--target",
-        "kind",
-        "--context",
-        "prod-eks",
-    ]);
+    // The refusal of a foreign context names the flag that would allow it.
+    let out = harness(foreign_context);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-existing-cluster"));
 }
 
@@ -149,6 +120,7 @@ fn kind_flags_are_checked_before_anything_starts() {
 #[test]
 fn every_rollout_502_variant_plans_on_kind() {
     const LB_IMAGES: &str = "harness/kind/tests/fixtures/images-lb.json";
+    const ROLLOUT: &str = "scenarios/rollout-502.yaml";
     for variant in [
         "incident",
         "fixed",
@@ -158,22 +130,8 @@ fn every_rollout_502_variant_plans_on_kind() {
         "readiness-gate",
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let out = harness(&[
-            "plan",
-            "scenarios/rollout-502.yaml",
-            "--variant",
-            variant,
-            "--target",
-            "kind",
-            "--output-dir",
-            dir.path().to_str().unwrap(),
-            "--images",
-            LB_IMAGES,
-            "--host-cpus",
-            "8",
-            "--run-id",
-            "golden",
-        ]);
+        let flags = [&["--variant", variant], GOLDEN_PLAN].concat();
+        let out = plan_on_kind(ROLLOUT, dir.path(), LB_IMAGES, &flags);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{variant}: {stderr}");
         assert!(
@@ -191,18 +149,7 @@ fn every_rollout_502_variant_plans_on_kind() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = harness(&[
-        "plan",
-        "scenarios/rollout-502.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.path().to_str().unwrap(),
-        "--images",
-        LB_IMAGES,
-        "--set",
-        "timeScale=0.05",
-    ]);
+    let out = plan_on_kind(ROLLOUT, dir.path(), LB_IMAGES, &["--set", "timeScale=0.05"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -210,16 +157,7 @@ fn every_rollout_502_variant_plans_on_kind() {
         "{stderr}"
     );
     // Without the load balancer's image: which image is missing, and how to build it.
-    let out = harness(&[
-        "plan",
-        "scenarios/rollout-502.yaml",
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.path().to_str().unwrap(),
-        "--images",
-        IMAGES,
-    ]);
+    let out = plan_on_kind(ROLLOUT, dir.path(), KIND_IMAGES, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

@@ -4,17 +4,7 @@
 
 mod support;
 
-use std::process::{Command, Output};
-
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
+use support::{harness, workspace_root};
 
 /// The command the top-level file says wrote it.
 const TOP_LEVEL: &[&str] = &[

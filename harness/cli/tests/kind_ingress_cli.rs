@@ -6,40 +6,15 @@
 
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
+use support::{GOLDEN_PLAN, KIND_IMAGES, harness, plan_on_kind};
 
 const FILE: &str = "scenarios/ingress-hot-podding.yaml";
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
 fn plan(variant: &str, extra: &[&str], dir: &std::path::Path) -> Output {
-    let mut args = vec![
-        "plan",
-        FILE,
-        "--variant",
-        variant,
-        "--target",
-        "kind",
-        "--output-dir",
-        dir.to_str().unwrap(),
-        "--images",
-        IMAGES,
-        "--host-cpus",
-        "8",
-        "--run-id",
-        "golden",
-    ];
-    args.extend_from_slice(extra);
-    harness(&args)
+    let flags = [&["--variant", variant], GOLDEN_PLAN, extra].concat();
+    plan_on_kind(FILE, dir, KIND_IMAGES, &flags)
 }
 
 #[test]

@@ -14,18 +14,17 @@ mod kind_support;
 mod support;
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use kind_support::api_server::{ApiServer, Reply, Seen};
 use kind_support::fake_cluster::handler;
 use kind_support::fakes::FakeTools;
 use serde_json::{Value, json};
-use support::workspace_root;
+use support::{KIND_IMAGES, harness_command, short_kind_run};
 
 const PINNED: &str =
     "kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d";
 const OLDER: &str = "kindest/node:v1.33.1";
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
 /// The fake cluster, its Nodes' kubelets reporting `version`.
 fn cluster_on(version: &'static str) -> impl Fn(&Seen) -> Reply + Send + Sync + 'static {
@@ -71,11 +70,10 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// [`support::harness`] with no fake first on PATH.
 fn harness(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
+    harness_command(args)
         .env("PATH", "/usr/bin:/bin")
-        .current_dir(workspace_root())
         .output()
         .unwrap()
 }
@@ -95,21 +93,11 @@ async fn a_node_image_matrix_creates_runs_and_deletes_one_cluster_per_image() {
     let kc = dir.path().join("kubeconfig");
     std::fs::write(&kc, kubeconfig(&[(first, &older), (second, &pinned)])).unwrap();
     let out = dir.path().join("matrix");
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.args(["run", "scenarios/topology-skew.yaml", "--target", "kind"])
-        .args(["--kubeconfig", kc.to_str().unwrap(), "--host-cpus", "8"])
-        .args(["--images", IMAGES])
-        .args(["--matrix", &format!("kind.nodeImage={OLDER},{PINNED}")])
-        .args(["--set", "load.warmup=1s", "--set", "load.duration=4s"])
-        .args(["--set", "timeline[node-added].at=1s"])
-        .args(["--set", "timeline[node-removed].at=2s"])
-        .args(["--set", "timeline[pod-churn].at=3s"])
-        .args(["--progress", "none", "--out", out.to_str().unwrap()])
-        .env("PATH", format!("{}:/usr/bin:/bin", fakes.dir().display()))
-        .current_dir(workspace_root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.output().await.unwrap();
+    let matrix = format!("kind.nodeImage={OLDER},{PINNED}");
+    let child = short_kind_run(&kc, fakes.dir(), &["--matrix", &matrix], &out)
+        .output()
+        .await
+        .unwrap();
     let stderr = String::from_utf8_lossy(&child.stderr);
     // The scripted sidecars see no traffic, so pods starve in both cells: exit 1.
     assert_eq!(child.status.code(), Some(1), "{stderr}");
@@ -411,7 +399,7 @@ fn plan_lists_every_cell_with_its_cluster_and_node_image() {
         "--host-cpus",
         "8",
         "--images",
-        IMAGES,
+        KIND_IMAGES,
         "--output-dir",
         dir.path().to_str().unwrap(),
         "--matrix",
@@ -466,11 +454,9 @@ fn a_local_run_records_the_modelled_kubernetes_version() {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "scenarios/testdata/valid-minimal.yaml"])
+    let output = harness_command(&["run", "scenarios/testdata/valid-minimal.yaml"])
         .args(["--set", "load.duration=2s", "--progress", "none", "--out"])
         .arg(out.path())
-        .current_dir(workspace_root())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");

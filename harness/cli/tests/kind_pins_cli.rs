@@ -7,10 +7,8 @@
 mod kind_support;
 mod support;
 
-use std::process::Command;
-
 use kind_support::fakes::FakeTools;
-use support::workspace_root;
+use support::{KIND_IMAGES, harness, harness_command};
 
 #[test]
 fn an_unlocked_pin_refuses_a_kind_run_with_exit_2() {
@@ -18,24 +16,17 @@ fn an_unlocked_pin_refuses_a_kind_run_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let path = format!("{}:/usr/bin:/bin", fakes.dir().display());
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "scenarios/autoscaler-blind-spot.yaml",
-            "--target",
-            "kind",
-        ])
-        .args([
-            "--time-scale",
-            "1",
-            "--images",
-            "harness/kind/tests/fixtures/images.json",
-        ])
-        .args(["--progress", "none", "--out", out.to_str().unwrap()])
-        .env("PATH", path)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
+    let output = harness_command(&[
+        "run",
+        "scenarios/autoscaler-blind-spot.yaml",
+        "--target",
+        "kind",
+    ])
+    .args(["--time-scale", "1", "--images", KIND_IMAGES])
+    .args(["--progress", "none", "--out", out.to_str().unwrap()])
+    .env("PATH", path)
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -49,10 +40,7 @@ fn an_unlocked_pin_refuses_a_kind_run_with_exit_2() {
 
 #[test]
 fn pins_lock_refuses_a_missing_file() {
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["pins", "lock", "--file", "/nonexistent/third-party.yaml"])
-        .output()
-        .unwrap();
+    let output = harness(&["pins", "lock", "--file", "/nonexistent/third-party.yaml"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no such pin file"), "{stderr}");

@@ -8,12 +8,10 @@
 mod kind_support;
 mod support;
 
-use std::process::Stdio;
-
 use kind_support::api_server::ApiServer;
 use kind_support::fake_cluster::handler;
 use kind_support::fakes::FakeTools;
-use support::workspace_root;
+use support::short_kind_run;
 
 fn kubeconfig(server: &str) -> String {
     format!(
@@ -29,21 +27,10 @@ async fn run_target_kind_reads_the_kubeconfig_and_writes_the_results() {
     let kc = dir.path().join("kubeconfig");
     std::fs::write(&kc, kubeconfig(&format!("http://{}", server.addr))).unwrap();
     let out = dir.path().join("out");
-    let path = format!("{}:/usr/bin:/bin", fakes.dir().display());
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.args(["run", "scenarios/topology-skew.yaml", "--target", "kind"])
-        .args(["--kubeconfig", kc.to_str().unwrap(), "--host-cpus", "8"])
-        .args(["--images", "harness/kind/tests/fixtures/images.json"])
-        .args(["--set", "load.warmup=1s", "--set", "load.duration=4s"])
-        .args(["--set", "timeline[node-added].at=1s"])
-        .args(["--set", "timeline[node-removed].at=2s"])
-        .args(["--set", "timeline[pod-churn].at=3s"])
-        .args(["--progress", "none", "--out", out.to_str().unwrap()])
-        .env("PATH", path)
-        .current_dir(workspace_root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.output().await.unwrap();
+    let child = short_kind_run(&kc, fakes.dir(), &[], &out)
+        .output()
+        .await
+        .unwrap();
     let stderr = String::from_utf8_lossy(&child.stderr);
     // The mock's sidecars never see traffic, so pods starve: the verdict is a failure.
     assert_eq!(child.status.code(), Some(1), "{stderr}");

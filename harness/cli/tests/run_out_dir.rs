@@ -12,15 +12,13 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::workspace_root;
+use support::{harness_command, workspace_root};
 
 const SCENARIO: &str = "scenarios/testdata/valid-minimal.yaml";
 
 fn harness_run(out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", SCENARIO, "--progress", "none", "--out"])
+    harness_command(&["run", SCENARIO, "--progress", "none", "--out"])
         .arg(out)
-        .current_dir(workspace_root())
         .output()
         .unwrap()
 }

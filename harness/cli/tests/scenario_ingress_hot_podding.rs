@@ -10,7 +10,9 @@ mod support;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use support::{ONE_AT_A_TIME, expectation, summary, workspace_root};
+use support::{
+    ONE_AT_A_TIME, children, expectation, harness_command, interrupt, summary, wait_for_load,
+};
 
 fn run_variant(variant: &str, out: &std::path::Path) -> i32 {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -256,11 +258,9 @@ fn v0_16_round_robin_sorted_by_ip_is_the_incident_and_shuffled_is_its_fix() {
 fn without_haproxy_the_run_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     support::require_workload_bins();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "scenarios/ingress-hot-podding.yaml", "--out"])
+    let out = harness_command(&["run", "scenarios/ingress-hot-podding.yaml", "--out"])
         .arg(dir.path())
         .env("HARNESS_HAPROXY", dir.path().join("no-haproxy-here"))
-        .current_dir(workspace_root())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -268,24 +268,6 @@ fn without_haproxy_the_run_is_refused_before_anything_starts() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("apt-get install haproxy"), "{stderr}");
     assert!(!dir.path().join("ingress").exists(), "nothing started");
-}
-
-/// Pids whose parent is `parent`, from /proc.
-fn children(parent: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        if after.split(' ').nth(1).and_then(|p| p.parse().ok()) == Some(parent) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// A running (not zombie) `haproxy` process.
@@ -299,36 +281,23 @@ fn is_haproxy(pid: i32) -> bool {
 
 #[test]
 fn ctrl_c_stops_every_haproxy_master_and_worker() {
-    use std::io::{BufRead, BufReader};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     support::require_workload_bins();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "scenarios/ingress-hot-podding.yaml",
-            "--variant",
-            "quiet-cluster",
-        ])
-        .args(["--progress", "plain", "--out"])
-        .arg(dir.path())
-        .current_dir(workspace_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let started = Instant::now();
-    for line in lines.by_ref() {
-        if line.unwrap().contains(" phase load") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "load never started"
-        );
-    }
+    let mut child = harness_command(&[
+        "run",
+        "scenarios/ingress-hot-podding.yaml",
+        "--variant",
+        "quiet-cluster",
+    ])
+    .args(["--progress", "plain", "--out"])
+    .arg(dir.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let rest = wait_for_load(&mut child, Duration::from_secs(90));
     std::thread::sleep(Duration::from_secs(2));
     let masters: Vec<i32> = children(child.id() as i32)
         .into_iter()
@@ -340,24 +309,7 @@ fn ctrl_c_stops_every_haproxy_master_and_worker() {
         workers.len() >= 8,
         "a worker under each master: {workers:?}"
     );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "harness did not stop within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(status.code(), Some(3), "interrupted runs exit 3");
+    interrupt(&mut child, rest);
     for pid in masters.iter().chain(&workers) {
         let alive = is_haproxy(*pid);
         assert!(!alive, "haproxy {pid} outlived the harness");

@@ -8,18 +8,16 @@ mod support;
 
 use serde_json::Value;
 use support::{
-    ONE_AT_A_TIME, expectation, require_workload_bins, summary, timeline, workspace_root,
+    ONE_AT_A_TIME, expectation, harness_command, require_workload_bins, summary, timeline,
 };
 
 fn run(file: &str) -> (i32, Value, Vec<Value>) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     require_workload_bins();
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", &format!("scenarios/testdata/{file}"), "--seed", "7"])
+    let status = harness_command(&["run", &format!("scenarios/testdata/{file}"), "--seed", "7"])
         .args(["--progress", "none", "--out"])
         .arg(dir.path())
-        .current_dir(workspace_root())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()

@@ -5,12 +5,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::Value;
-use support::{count, expectation, require_workload_bins, summary, workspace_root};
+use support::{
+    children, count, expectation, harness_command, interrupt, require_workload_bins, summary,
+    wait_for_load,
+};
 
 fn run_variant(variant: &str, out: &std::path::Path) -> i32 {
     support::run_variant("topology-skew.yaml", variant, out)
@@ -134,74 +136,23 @@ fn fixed_passes() {
     );
 }
 
-/// Pids of `parent`'s direct children, from /proc.
-fn children(parent: u32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the command name (which is in parentheses): state, ppid, ...
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
-        if ppid == parent {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 #[test]
 fn ctrl_c_stops_every_process_and_writes_a_partial_summary() {
     require_workload_bins();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "scenarios/topology-skew.yaml", "--variant", "fixed"])
+    let mut child = harness_command(&["run", "scenarios/topology-skew.yaml", "--variant", "fixed"])
         .arg("--out")
         .arg(dir.path())
-        .current_dir(workspace_root())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let started = Instant::now();
-    let mut lines = stderr.lines();
-    for line in lines.by_ref() {
-        if line.unwrap().contains(" phase load") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "load never started"
-        );
-    }
+    let rest = wait_for_load(&mut child, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(3));
-    let kids = children(child.id());
+    let kids = children(child.id() as i32);
     // 4 pods × 2 processes + 1 load generator.
     assert_eq!(kids.len(), 9, "{kids:?}");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    // Drain stderr so the harness never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "harness did not stop within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(status.code(), Some(3), "interrupted runs exit 3");
+    interrupt(&mut child, rest);
     for pid in kids {
         let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
         assert!(!alive, "child {pid} outlived the harness");

@@ -3,17 +3,9 @@
 
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::workspace_root;
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap()
-}
+use support::harness;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

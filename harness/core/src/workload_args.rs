@@ -147,21 +147,15 @@ pub fn loadbalancer_args(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_scenario_str;
+    use crate::testing::one_node_scenario;
 
-    const SCENARIO: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: t }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 2
-  serviceTime: { fixed: 20ms }
-  sidecar: { maxConcurrency: 4, queueSize: 8, queueTimeout: 250ms }
-  app: { drainDelay: 30s }
-loadBalancer:
+    const SERVICE: &[&str] = &[
+        "replicas: 2",
+        "serviceTime: { fixed: 20ms }",
+        "sidecar: { maxConcurrency: 4, queueSize: 8, queueTimeout: 250ms }",
+        "app: { drainDelay: 30s }",
+    ];
+    const REST: &str = r#"loadBalancer:
   registrationLag: 5s
   deregistrationLag: 20s
   deregistrationDelay: 30s
@@ -177,7 +171,7 @@ load:
 
     #[test]
     fn control_plane_durations_are_scaled_and_the_data_plane_is_not() {
-        let s = load_scenario_str(SCENARIO, "t.yaml", None).unwrap();
+        let s = one_node_scenario(SERVICE, REST);
         let scale = TimeScale::new(0.1).unwrap();
         let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let app = &s.service.app;

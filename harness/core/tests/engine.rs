@@ -13,25 +13,18 @@ use harness_core::engine::{
 };
 use harness_core::measure::{EventKind, GeneratorRun, RecordedEvent, RunData};
 use harness_core::report::Verdict;
-use harness_core::scenario::{Scenario, Threshold, TimelineEvent, load_scenario_str};
+use harness_core::scenario::{Scenario, Threshold, TimelineEvent};
+use harness_core::testing::one_node_scenario;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use workload_contract::loadgen::Report;
 use workload_contract::loadgen::report::{BackendReport, TimelineRow};
 
+/// The service's fields of the scripted run's scenario.
+const SERVICE: &[&str] = &["replicas: 2", "serviceTime: { fixed: 1ms }"];
 /// Warm-up 2 s, load 20 s, a kill at 5 s and a rollout (named `roll`) at 8 s. Expected: no
 /// errors from the rollout on, only errors before it, at most half errors over the run.
-const SCENARIO: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: scripted }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 2
-  serviceTime: { fixed: 1ms }
-load:
+const REST: &str = r#"load:
   warmup: 2s
   duration: 20s
   generators: [{ name: g, zone: z, rate: 10 }]
@@ -45,7 +38,7 @@ expect:
 "#;
 
 fn scenario() -> Scenario {
-    load_scenario_str(SCENARIO, "scripted.yaml", None).unwrap()
+    one_node_scenario(SERVICE, REST)
 }
 
 /// Where the fake fails.

@@ -213,7 +213,7 @@ pub fn observed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_core::scenario::load_scenario_str;
+    use harness_core::testing::one_node_scenario;
 
     const DIGEST: &str = "sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d";
 
@@ -276,25 +276,19 @@ mod tests {
         );
     }
 
-    const PREFER_SAME_ZONE: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: t }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 1
-  serviceTime: { fixed: 5ms }
-  routing: { trafficDistribution: PreferSameZone }
-load:
-  duration: 1m
-  generators: [{ name: g, zone: z, rate: 10 }]
-"#;
-
     #[test]
     fn prefer_same_zone_needs_1_34() {
-        let s = load_scenario_str(PREFER_SAME_ZONE, "t.yaml", None).unwrap();
+        let s = one_node_scenario(
+            &[
+                "replicas: 1",
+                "serviceTime: { fixed: 5ms }",
+                "routing: { trafficDistribution: PreferSameZone }",
+            ],
+            r#"load:
+  duration: 1m
+  generators: [{ name: g, zone: z, rate: 10 }]
+"#,
+        );
         let old = NodeImage::parse("kindest/node:v1.33.4").unwrap();
         let refused = refusals(&s, &old);
         assert_eq!(refused.len(), 1, "{refused:?}");

@@ -8,38 +8,16 @@ mod support;
 use std::time::Duration;
 
 use harness_core::measure::EventKind;
-use harness_core::scenario::load_scenario;
 use harness_kind::api::KubeApi;
-use harness_kind::images::Manifest;
 use harness_kind::manifests::{self, RenderInput};
 use harness_kind::observer::Observer;
 use harness_kind::watch::{Recorder, spawn_watchers};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
+use support::fake_cluster::echo;
+use support::files::{images, load};
+use support::watchers::recorded;
 use tokio_util::sync::CancellationToken;
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
-fn images() -> Manifest {
-    serde_json::from_str(
-        &std::fs::read_to_string(repo("harness/kind/tests/fixtures/images.json")).unwrap(),
-    )
-    .unwrap()
-}
-
-/// Echoes an applied object back as the API server would (with a ClusterIP for Services).
-fn echo(body: &str) -> Reply {
-    let mut v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    if v["kind"] == "Service" {
-        v["spec"]["clusterIP"] = json!("10.96.12.34");
-    }
-    v["metadata"]["resourceVersion"] = json!("2");
-    Reply::Json(200, v)
-}
 
 #[tokio::test]
 async fn objects_are_applied_in_order_with_the_harness_field_manager() {
@@ -49,7 +27,7 @@ async fn objects_are_applied_in_order_with_the_harness_field_manager() {
     })
     .await;
     let api = KubeApi::new(server.client());
-    let scenario = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let scenario = load("scenarios/topology-skew.yaml", None);
     let images = images();
     let m = manifests::render(
         &scenario,
@@ -235,23 +213,13 @@ fn watch_event(kind: &str, object: Value) -> Value {
 
 async fn wait_for(recorder: &Recorder, what: &str, done: impl Fn(&[EventKind]) -> bool) {
     for _ in 0..500 {
-        let events: Vec<EventKind> = recorder
-            .lock()
-            .events
-            .iter()
-            .map(|(_, e)| e.clone())
-            .collect();
+        let events = recorded(recorder);
         if done(&events) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let events: Vec<EventKind> = recorder
-        .lock()
-        .events
-        .iter()
-        .map(|(_, e)| e.clone())
-        .collect();
+    let events = recorded(recorder);
     panic!("{what} never happened; events: {events:#?}");
 }
 
@@ -332,12 +300,7 @@ async fn watched_slices_become_hint_events_and_a_dropped_watch_is_noted() {
         hints_events(e) == [true, false, true]
     })
     .await;
-    let events: Vec<EventKind> = recorder
-        .lock()
-        .events
-        .iter()
-        .map(|(_, e)| e.clone())
-        .collect();
+    let events = recorded(&recorder);
     assert!(
         events.iter().any(|e| matches!(e, EventKind::Note { message }
             if message.contains("EndpointSlices of Service harness-r1/flagsvc") && message.contains("dropped"))),
@@ -355,16 +318,12 @@ async fn watched_slices_become_hint_events_and_a_dropped_watch_is_noted() {
         .collect();
     assert_eq!(reach, [2, 4, 2]);
     // The selectors the watchers used.
-    let seen = server.seen();
-    let slice_list = seen
-        .iter()
-        .find(|s| s.path().ends_with("/endpointslices"))
-        .unwrap();
+    let slice_list = server.first_to("/endpointslices");
     assert_eq!(
         slice_list.query("labelSelector").as_deref(),
         Some("kubernetes.io/service-name=flagsvc")
     );
-    let pod_list = seen.iter().find(|s| s.path().ends_with("/pods")).unwrap();
+    let pod_list = server.first_to("/pods");
     assert_eq!(
         pod_list.query("labelSelector").as_deref(),
         Some("harness/role=service")

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use harness_core::clock::TimeScale;
 use harness_core::measure::{EventKind, RecordedEvent, RunData, Window, time_to_scale_up};
-use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Reporter;
 use harness_kind::autoscaler::{HpaWatch, spawn_hpa_watcher};
 use harness_kind::manifests::autoscaler::{self, rate_query};
@@ -19,7 +18,8 @@ use harness_kind::observer::Observer;
 use harness_kind::watch::Recorder;
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, list, status};
-use support::kind_run::repo;
+use support::files::{IMAGES, images, load, repo};
+use support::watchers::recorded;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "harness-r1";
@@ -47,15 +47,6 @@ fn hpa(rv: &str, current: i32, desired: i32, average: &str, limited: bool) -> Va
             ]
         }
     })
-}
-
-fn events(recorder: &Recorder) -> Vec<EventKind> {
-    recorder
-        .lock()
-        .events
-        .iter()
-        .map(|(_, e)| e.clone())
-        .collect()
 }
 
 fn autoscaler_events(events: &[EventKind]) -> Vec<(u32, u32, f64, f64)> {
@@ -96,7 +87,7 @@ async fn watch_until_two_changes(
         &stop,
     );
     for _ in 0..500 {
-        if autoscaler_events(&events(&recorder)).len() >= 2 {
+        if autoscaler_events(&recorded(&recorder)).len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -146,7 +137,7 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
         vec!["ap-northeast-2a".into()],
     )
     .await;
-    let all = events(&recorder);
+    let all = recorded(&recorder);
     // Destination (the HPA's side) from its status × replicas; source from Prometheus.
     assert_eq!(
         autoscaler_events(&all),
@@ -170,19 +161,12 @@ async fn the_hpas_status_becomes_autoscaler_events_and_condition_notes() {
         ]
     );
     // The watch selected the HPA by name; the query asked for the other side (the source).
-    let seen = server.seen();
-    let listed = seen
-        .iter()
-        .find(|s| s.path().ends_with("/horizontalpodautoscalers"))
-        .unwrap();
+    let listed = server.first_to("/horizontalpodautoscalers");
     assert_eq!(
         listed.query("fieldSelector").as_deref(),
         Some("metadata.name=flagsvc")
     );
-    let query = seen
-        .iter()
-        .find(|s| s.path().ends_with("/api/v1/query"))
-        .unwrap();
+    let query = server.first_to("/api/v1/query");
     assert_eq!(
         query.query("query"),
         Some(rate_query(Reporter::Source, NS, 15))
@@ -250,7 +234,7 @@ async fn an_unreachable_prometheus_is_noted_once_and_the_other_side_is_zero() {
     .await;
     let (recorder, stop, task) =
         watch_until_two_changes(&server, Reporter::Source, 3, vec![]).await;
-    let all = events(&recorder);
+    let all = recorded(&recorder);
     // The source is the HPA's side here; the destination could not be read.
     assert_eq!(
         autoscaler_events(&all),
@@ -272,8 +256,7 @@ fn rendered_autoscaler_objects_match_the_goldens() {
     let cases = [(Some("incident"), 1.0, "autoscaler-incident.yaml")];
     let mut differ = Vec::new();
     for (variant, scale, golden) in cases {
-        let scenario =
-            load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), variant).unwrap();
+        let scenario = load("scenarios/autoscaler-blind-spot.yaml", variant);
         let objects = autoscaler::render(&scenario, "golden", TimeScale::new(scale).unwrap())
             .unwrap()
             .unwrap();
@@ -296,8 +279,7 @@ fn rendered_autoscaler_objects_match_the_goldens() {
 
 #[test]
 fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
-    let scenario =
-        load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), Some("fixed")).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", Some("fixed"));
     let objects = autoscaler::render(&scenario, "r1", TimeScale::REAL)
         .unwrap()
         .unwrap();
@@ -353,10 +335,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
         objects[5]["spec"]["podMetricsEndpoints"][0]["port"],
         "metrics"
     );
-    let images: harness_kind::images::Manifest = serde_json::from_str(
-        &std::fs::read_to_string(repo("harness/kind/tests/fixtures/images.json")).unwrap(),
-    )
-    .unwrap();
+    let images = images();
     let m = harness_kind::manifests::render(
         &scenario,
         &harness_kind::manifests::RenderInput {
@@ -377,7 +356,7 @@ fn the_objects_carry_the_scenarios_numbers_in_whole_seconds() {
     assert_eq!(ports[0].name.as_deref(), Some("metrics"));
     assert_eq!(ports[0].container_port, 9091);
     // Without an autoscaler: nothing rendered.
-    let plain = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let plain = load("scenarios/topology-skew.yaml", None);
     assert!(
         autoscaler::render(&plain, "r1", TimeScale::REAL)
             .unwrap()
@@ -401,7 +380,7 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
         &fakes,
         ClusterMode::Create,
         out.path().join("kubeconfig"),
-        "harness/kind/tests/fixtures/images.json",
+        IMAGES,
     );
     let mut target = KindTarget::with_client(options, server.client());
     // The autoscaler is a capability of clusters the harness creates.
@@ -409,7 +388,7 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
         harness_core::engine::Target::capabilities(&target)
             .contains(&harness_core::engine::Capability::Autoscaler)
     );
-    let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", None);
     let ctx = run_context(out.path(), TimeScale::REAL);
     let outcome = run_silently(&mut target, &scenario, &ctx).await;
     let text = match outcome {

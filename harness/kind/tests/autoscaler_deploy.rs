@@ -9,7 +9,6 @@ mod support;
 
 use harness_core::clock::TimeScale;
 use harness_core::engine::Target;
-use harness_core::scenario::load_scenario;
 use harness_kind::driver::{ClusterMode, KindTarget};
 use harness_kind::pinned::PinTable;
 use harness_kind::pinned::fetch::sha256_hex;
@@ -17,7 +16,8 @@ use serde_json::json;
 use support::api_server::{ApiServer, Reply, list};
 use support::fake_cluster;
 use support::fakes::FakeTools;
-use support::kind_run::{options, repo, run_context};
+use support::files::{IMAGES, load, repo};
+use support::kind_run::{applied, applied_at, options, run_context};
 
 const OPERATOR: &str = "---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: op, namespace: default}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: op, namespace: default}\nspec: {selector: {matchLabels: {app: op}}, template: {metadata: {labels: {app: op}}, spec: {containers: [{name: op, image: example.test/op:v1}]}}}\n";
 
@@ -79,7 +79,7 @@ async fn the_pipeline_is_installed_before_the_service_and_the_scaledobject_after
         &fakes,
         ClusterMode::Create,
         dir.path().join("kubeconfig"),
-        "harness/kind/tests/fixtures/images.json",
+        IMAGES,
     );
     let table = PinTable::read(&pins).unwrap();
     let mut target = KindTarget::with_client(options, api.client()).with_third_party(
@@ -87,7 +87,7 @@ async fn the_pipeline_is_installed_before_the_service_and_the_scaledobject_after
         &pins.display().to_string(),
         dir.path().join("cache"),
     );
-    let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", None);
     let ctx = run_context(dir.path(), TimeScale::REAL);
     target.deploy(&scenario, &ctx).await.unwrap();
     target.teardown().await.unwrap();
@@ -99,18 +99,8 @@ async fn the_pipeline_is_installed_before_the_service_and_the_scaledobject_after
         .map(|s| s.path().to_owned())
         .collect();
     assert_eq!(downloads, ["/bundle.yaml", "/keda.yaml"]);
-    let patches: Vec<String> = api
-        .calls()
-        .iter()
-        .filter(|c| c.method == "PATCH")
-        .map(|c| c.path().to_owned())
-        .collect();
-    let at = |suffix: &str| {
-        patches
-            .iter()
-            .position(|p| p.ends_with(suffix))
-            .unwrap_or_else(|| panic!("no PATCH of {suffix}: {patches:#?}"))
-    };
+    let patches = applied(&api);
+    let at = |suffix: &str| applied_at(&patches, suffix);
     assert_eq!(at("/namespaces/default/deployments/op"), 1);
     assert!(
         at("/apiservices/v1beta1.external.metrics.k8s.io") < at("/api/v1/namespaces/harness-r1")

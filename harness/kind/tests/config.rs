@@ -3,19 +3,15 @@
 //! the kubeadm fields the patches touch, so a typo in a key fails here rather than in `kind
 //! create cluster` on someone's machine.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+#[path = "support/files.rs"]
+mod files;
 
-use harness_core::scenario::load_scenario;
+use std::collections::BTreeMap;
+
+use files::{load, repo};
 use harness_kind::cluster::{ClusterPlan, NodeCpu};
 use harness_kind::config::render;
 use serde::Deserialize;
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
 
 /// (scenario, variant, host CPUs, golden file)
 const CASES: &[(&str, Option<&str>, u32, &str)] = &[
@@ -52,7 +48,7 @@ const CASES: &[(&str, Option<&str>, u32, &str)] = &[
 ];
 
 fn rendered(path: &str, variant: Option<&str>, host: u32) -> (ClusterPlan, String) {
-    let scenario = load_scenario(&repo(path), variant).unwrap();
+    let scenario = load(path, variant);
     let plan = ClusterPlan::new(&scenario, host).unwrap();
     let command = format!(
         "harness kind-config {path}{} --host-cpus {host}",

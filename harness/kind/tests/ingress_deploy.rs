@@ -13,7 +13,6 @@ use std::time::Duration;
 use harness_core::clock::{RunClock, TimeScale};
 use harness_core::engine::{RunContext, Target};
 use harness_core::measure::{EventKind, IngressChange};
-use harness_core::scenario::load_scenario;
 use harness_kind::driver::{ClusterMode, KindOptions, KindTarget};
 use harness_kind::manifests::ingress::{IngressPlan, service_backend};
 use harness_kind::pinned::PinTable;
@@ -21,12 +20,8 @@ use serde_json::json;
 use support::api_server::{ApiServer, Reply};
 use support::fake_cluster::{self, NS, report_log};
 use support::fakes::FakeTools;
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use support::files::{IMAGES, load, repo};
+use support::kind_run::{applied, applied_at};
 
 const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const INGRESS_IP: &str = "10.96.7.7";
@@ -55,7 +50,7 @@ fn options(fakes: &FakeTools, dir: &std::path::Path) -> KindOptions {
         mode: ClusterMode::Create,
         kubeconfig: Some(dir.join("kubeconfig")),
         host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
+        images: repo(IMAGES),
         tools: fakes.toolbox_alone(),
         may_touch_nodes: false,
     }
@@ -63,8 +58,7 @@ fn options(fakes: &FakeTools, dir: &std::path::Path) -> KindOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn v0_16_deploys_the_controller_and_the_generator_sends_through_it() {
-    let scenario =
-        load_scenario(&repo("scenarios/ingress-hot-podding.yaml"), Some("v0-16")).unwrap();
+    let scenario = load("scenarios/ingress-hot-podding.yaml", Some("v0-16"));
     let image = format!("quay.io/jcmoraisjr/haproxy-ingress:v0.16.1@{DIGEST}");
     let backend = service_backend(
         &IngressPlan::new(&scenario, "r1", image.clone(), TimeScale::REAL).unwrap(),
@@ -153,17 +147,8 @@ async fn v0_16_deploys_the_controller_and_the_generator_sends_through_it() {
     target.teardown().await.unwrap();
 
     let calls = api.calls();
-    let patches: Vec<String> = calls
-        .iter()
-        .filter(|c| c.method == "PATCH")
-        .map(|c| c.path().to_owned())
-        .collect();
-    let at = |suffix: &str| {
-        patches
-            .iter()
-            .position(|p| p.ends_with(suffix))
-            .unwrap_or_else(|| panic!("no PATCH of {suffix}: {patches:#?}"))
-    };
+    let patches = applied(&api);
+    let at = |suffix: &str| applied_at(&patches, suffix);
     // The controller's objects in order, after the Service, before the Deployment.
     let order = [
         "/services/flagsvc",
@@ -246,8 +231,7 @@ async fn v0_16_deploys_the_controller_and_the_generator_sends_through_it() {
 
 #[tokio::test]
 async fn an_image_without_a_digest_is_refused_before_anything_is_created() {
-    let scenario =
-        load_scenario(&repo("scenarios/ingress-hot-podding.yaml"), Some("v0-16")).unwrap();
+    let scenario = load("scenarios/ingress-hot-podding.yaml", Some("v0-16"));
     let api = ApiServer::start(fake_cluster::handler).await;
     let dir = tempfile::tempdir().unwrap();
     let fakes = fakes();
@@ -278,13 +262,12 @@ fn the_versions_kind_cannot_run_are_refused_with_the_reason() {
         mode: ClusterMode::Create,
         kubeconfig: None,
         host_cpus: 8,
-        images: repo("harness/kind/tests/fixtures/images.json"),
+        images: repo(IMAGES),
         tools: FakeTools::new(&[]).toolbox_alone(),
         may_touch_nodes: false,
     });
     for (variant, version) in [("incident", "v0.6"), ("fixed", "v0.7")] {
-        let scenario =
-            load_scenario(&repo("scenarios/ingress-hot-podding.yaml"), Some(variant)).unwrap();
+        let scenario = load("scenarios/ingress-hot-podding.yaml", Some(variant));
         let refused = target.refusals(&scenario, TimeScale::REAL);
         assert_eq!(refused.len(), 1, "{variant}: {refused:?}");
         assert!(
@@ -295,8 +278,7 @@ fn the_versions_kind_cannot_run_are_refused_with_the_reason() {
         );
     }
     // At the file's own time scale (0.1) the v0.16 variants' reload failures are refused too.
-    let scenario =
-        load_scenario(&repo("scenarios/ingress-hot-podding.yaml"), Some("v0-16")).unwrap();
+    let scenario = load("scenarios/ingress-hot-podding.yaml", Some("v0-16"));
     let refused = target.refusals(&scenario, TimeScale::new(0.1).unwrap());
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(refused[0].contains("reloadFailureRate"), "{refused:?}");

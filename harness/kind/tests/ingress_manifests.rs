@@ -5,12 +5,14 @@
 //! rewrite generation, the flags per controller settings and time scale, the names read back
 //! from HAProxy, and Pod Security "restricted" on the controller's pod.
 
-use std::path::PathBuf;
+#[path = "support/files.rs"]
+mod files;
+
 use std::time::Duration;
 
+use files::{load, repo};
 use harness_core::clock::TimeScale;
 use harness_core::ingress::{ControllerVersion, SortEndpointsBy};
-use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Scenario;
 use harness_kind::manifests::ingress::{
     self, CONTROLLER, HTTP_PORT, IngressPlan, REWRITE_KEY, SERVICE_PORT, STATS_PORT,
@@ -20,14 +22,8 @@ use serde_json::Value;
 /// A made-up digest: the real one is recorded by `harness pins lock`.
 const TEST_IMAGE: &str = "quay.io/jcmoraisjr/haproxy-ingress:v0.16.1@sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
 fn scenario(variant: &str) -> Scenario {
-    load_scenario(&repo("scenarios/ingress-hot-podding.yaml"), Some(variant)).unwrap()
+    load("scenarios/ingress-hot-podding.yaml", Some(variant))
 }
 
 fn plan(scenario: &Scenario) -> IngressPlan<'_> {
@@ -426,6 +422,6 @@ fn the_controller_pod_meets_pod_security_restricted() {
 
 #[test]
 fn a_scenario_without_ingress_has_no_plan() {
-    let s = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let s = load("scenarios/topology-skew.yaml", None);
     assert!(IngressPlan::new(&s, "r", TEST_IMAGE.to_owned(), TimeScale::REAL).is_none());
 }

@@ -7,24 +7,18 @@ mod support;
 
 use std::path::Path;
 
-use harness_core::scenario::load_scenario;
 use harness_kind::cluster::ClusterPlan;
 use harness_kind::exec::ExecError;
 use harness_kind::lifecycle::{Cluster, LifecycleError};
 use harness_kind::pins::{NODE_IMAGE, Version};
 use harness_kind::tools::{self, ToolError};
 use support::fakes::{FakeTools, call};
-
-fn repo(path: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use support::files::load;
 
 #[test]
 fn a_cluster_lifecycle_runs_exactly_these_commands() {
     let fakes = FakeTools::new(&["kind", "docker"]);
-    let scenario = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let scenario = load("scenarios/topology-skew.yaml", None);
     let plan = ClusterPlan::new(&scenario, 8).unwrap();
     let config = fakes.dir().join("kind-config.yaml");
     let kubeconfig = fakes.dir().join("kubeconfig");

@@ -5,10 +5,13 @@
 //! readiness gate; the `rollout` patch; durations at the scenario's time scale, refused where
 //! a whole-second field does not scale.
 
+#[path = "support/files.rs"]
+mod files;
+
 use std::path::PathBuf;
 
+use files::{load, repo};
 use harness_core::clock::TimeScale;
-use harness_core::scenario::load_scenario;
 use harness_core::scenario::model::Scenario;
 use harness_core::workload_args::{flagsvc_args, sidecar_args};
 use harness_kind::images::{BuiltImage, Manifest};
@@ -16,13 +19,7 @@ use harness_kind::manifests::{
     self, FLAGSVC_PORT, Manifests, POD_SECURITY_ENFORCE, RUN_ID_LABEL, RenderInput,
     SIDECAR_ADMIN_PORT, SIDECAR_PORT,
 };
-use k8s_openapi::api::core::v1::PodSpec;
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
 fn images() -> Manifest {
     let image = |w: &str, sha: &str| BuiltImage {
@@ -57,7 +54,7 @@ fn input<'a>(scenario: &Scenario, images: &'a Manifest, scale: TimeScale) -> Ren
 
 /// The scenario's objects at its own time scale.
 fn render(path: &str, variant: Option<&str>) -> Manifests {
-    let scenario = load_scenario(&repo(path), variant).unwrap();
+    let scenario = load(path, variant);
     let scale = TimeScale::new(scenario.time_scale).unwrap();
     manifests::render(&scenario, &input(&scenario, &images(), scale)).unwrap()
 }
@@ -89,6 +86,20 @@ const CASES: &[(&str, Option<&str>, &str)] = &[
         "manifests-rollout-502-distroless.yaml",
     ),
 ];
+
+/// The first generator's command line.
+fn generator_args(generators: &[Pod]) -> Vec<String> {
+    generators[0].spec.as_ref().unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap()
+}
+
+/// The value after `flag` in `args`.
+fn value_of<'a>(args: &'a [String], flag: &str) -> &'a str {
+    let at = args.iter().position(|a| a == flag).unwrap();
+    &args[at + 1]
+}
 
 #[test]
 fn rendered_manifests_match_the_goldens() {
@@ -208,7 +219,7 @@ fn every_pod_meets_pod_security_restricted() {
 
 #[test]
 fn the_workloads_get_the_local_targets_arguments() {
-    let scenario = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let scenario = load("scenarios/topology-skew.yaml", None);
     let m = render("scenarios/topology-skew.yaml", None);
     let spec = m.deployment.spec.template.spec.unwrap();
     let svc = &scenario.service;
@@ -244,20 +255,14 @@ fn the_workloads_get_the_local_targets_arguments() {
     assert_eq!(probe.http_get.unwrap().path.as_deref(), Some("/readyz"));
     assert_eq!(m.deployment.metadata.name.as_deref(), Some("flagsvc"));
 
-    let args = m.generators[0].spec.as_ref().unwrap().containers[0]
-        .args
-        .clone()
-        .unwrap();
-    let url = args.iter().position(|a| a == "--url").unwrap();
+    let args = generator_args(&m.generators);
     assert_eq!(
-        args[url + 1],
+        value_of(&args, "--url"),
         "http://flagsvc.harness-golden.svc.cluster.local:80/flags/checkout"
     );
     assert!(!args.contains(&"--output-file".to_owned()), "{args:?}");
-    let rate = args.iter().position(|a| a == "--rate").unwrap();
-    assert_eq!(args[rate + 1], "100");
-    let streams = args.iter().position(|a| a == "--sse-streams").unwrap();
-    assert_eq!(args[streams + 1], "38");
+    assert_eq!(value_of(&args, "--rate"), "100");
+    assert_eq!(value_of(&args, "--sse-streams"), "38");
 }
 
 #[test]
@@ -333,7 +338,7 @@ fn routing_and_placement_are_the_scenarios() {
 
 #[test]
 fn bad_run_ids_and_missing_images_are_refused() {
-    let scenario = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let scenario = load("scenarios/topology-skew.yaml", None);
     let images = images();
     let input = |run_id| RenderInput {
         run_id,
@@ -429,8 +434,7 @@ fn the_load_balancer_runs_in_the_cluster() {
     let spec = lb.deployment.spec.template.spec.as_ref().unwrap();
     assert_eq!(spec.service_account_name.as_deref(), Some("loadbalancer"));
     assert_eq!(lb.deployment.spec.replicas, Some(1));
-    let scenario =
-        load_scenario(&repo("scenarios/rollout-502.yaml"), Some("readiness-gate")).unwrap();
+    let scenario = load("scenarios/rollout-502.yaml", Some("readiness-gate"));
     let any = |port| std::net::SocketAddr::from(([0, 0, 0, 0], port));
     let mut want = loadbalancer_args(
         scenario.load_balancer.as_ref().unwrap(),
@@ -470,13 +474,9 @@ fn the_load_balancer_runs_in_the_cluster() {
         port.target_port,
         Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(8080))
     );
-    let args = m.generators[0].spec.as_ref().unwrap().containers[0]
-        .args
-        .clone()
-        .unwrap();
-    let url = args.iter().position(|a| a == "--url").unwrap();
+    let args = generator_args(&m.generators);
     assert_eq!(
-        args[url + 1],
+        value_of(&args, "--url"),
         "http://loadbalancer.harness-golden.svc.cluster.local:80/flags/demo"
     );
     let gates = m
@@ -546,14 +546,14 @@ fn durations_are_scaled_and_unscalable_ones_refused() {
         .unwrap();
     assert_eq!(sleep.seconds, 3);
     assert_eq!(app.readiness_probe.clone().unwrap().period_seconds, Some(1));
-    let args = m.generators[0].spec.as_ref().unwrap().containers[0]
-        .args
-        .clone()
-        .unwrap();
-    let d = args.iter().position(|a| a == "--duration").unwrap();
-    assert_eq!(args[d + 1], "27000ms", "(30 s + 4 min) × 0.1");
+    let args = generator_args(&m.generators);
+    assert_eq!(
+        value_of(&args, "--duration"),
+        "27000ms",
+        "(30 s + 4 min) × 0.1"
+    );
 
-    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), Some("fixed")).unwrap();
+    let scenario = load("scenarios/rollout-502.yaml", Some("fixed"));
     let images = images();
     let err = manifests::render(
         &scenario,
@@ -575,7 +575,7 @@ fn durations_are_scaled_and_unscalable_ones_refused() {
 fn the_rollout_patch_changes_the_pod_template() {
     use harness_core::scenario::model::{PreStop, RolloutChange};
     use std::time::Duration;
-    let scenario = load_scenario(&repo("scenarios/rollout-502.yaml"), None).unwrap();
+    let scenario = load("scenarios/rollout-502.yaml", None);
     let images = images();
     let input = input(&scenario, &images, TimeScale::new(0.1).unwrap());
     let restart = RolloutChange {

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use harness_core::scenario::load_scenario;
 use harness_kind::pinned::apply::{self, ApplyError, Waits};
 use harness_kind::pinned::fetch::{FetchError, Fetcher, sha256_hex};
 use harness_kind::pinned::registry::{self, MANIFEST_ACCEPT, RegistryError};
@@ -25,12 +24,7 @@ use harness_kind::pinned::{
 use registry_fake::{FakeRegistry, RegistryMode};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, status};
-
-fn repo(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use support::files::{load, repo};
 
 fn fixture() -> String {
     std::fs::read_to_string(repo("harness/kind/tests/fixtures/release.yaml")).unwrap()
@@ -160,7 +154,7 @@ async fn pins_lock_writes_each_files_hash_into_the_pin_file() {
 
 #[test]
 fn an_unlocked_pin_refuses_the_run_and_says_how_to_lock_it() {
-    let scenario = load_scenario(&repo("scenarios/autoscaler-blind-spot.yaml"), None).unwrap();
+    let scenario = load("scenarios/autoscaler-blind-spot.yaml", None);
     let err = pinned::required_releases(&scenario)
         .unwrap_err()
         .to_string();
@@ -171,7 +165,7 @@ fn an_unlocked_pin_refuses_the_run_and_says_how_to_lock_it() {
     assert!(err.contains("run `harness pins lock`"), "{err}");
     assert!(err.contains("nothing was created"), "{err}");
     // A scenario without an autoscaler needs no release.
-    let plain = load_scenario(&repo("scenarios/topology-skew.yaml"), None).unwrap();
+    let plain = load("scenarios/topology-skew.yaml", None);
     assert!(pinned::required_releases(&plain).unwrap().is_empty());
     // Locked pins pass, in install order.
     let sha = "a".repeat(64);

@@ -1,23 +1,20 @@
 //! The kind cluster plan: which nodes, labels, CPU and flags a scenario gets, and that the zone
 //! CPU ratios the EndpointSlice controller computes are the scenario's on hosts of 2 to 64 CPUs.
 
+#[path = "support/files.rs"]
+mod files;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use harness_core::scenario::{Action, NodeRole, Scenario, load_scenario, load_scenario_str};
+use files::{load, repo};
+use harness_core::scenario::{Action, NodeRole, Scenario, load_scenario_str};
 use harness_kind::cluster::{
     ClusterPlan, KINDNET_CPU_REQUEST_MILLICPU, KindRole, NodeCpu, PlanError, Purpose,
 };
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
 fn scenario(path: &str) -> Scenario {
-    load_scenario(&repo(path), None).unwrap()
+    load(path, None)
 }
 
 fn allocatable(plan: &ClusterPlan, name: &str) -> u64 {

@@ -25,9 +25,10 @@ use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::driver::{ClusterMode, KindOptions, KindTarget};
 use serde_json::{Value, json};
 use support::api_server::{ApiServer, Reply, Seen, list, status};
-use support::fake_cluster::{finished_pod, report_log, service_with_cluster_ip};
+use support::fake_cluster::{finished_pod, node, report_log, service_with_cluster_ip};
 use support::fakes::FakeTools;
-use support::kind_run::{self, calls_made, repo, run_context, run_silently};
+use support::files::repo;
+use support::kind_run::{self, calls_made, run_context, run_silently};
 
 const NS: &str = "harness-r1";
 const CLUSTER: &str = "harness-rollout-502";
@@ -52,19 +53,6 @@ impl Cluster {
             t => Some(t),
         }
     }
-}
-
-fn node(name: &str, zone: Option<&str>) -> Value {
-    let labels = match zone {
-        Some(z) => json!({ "topology.kubernetes.io/zone": z }),
-        None => json!({ "node-role.kubernetes.io/control-plane": "" }),
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": { "name": name, "resourceVersion": "3", "labels": labels },
-        "status": { "allocatable": { "cpu": "8" },
-                    "conditions": [{ "type": "Ready", "status": "True" }] }
-    })
 }
 
 fn pod(name: &str, role: &str, deleting: bool) -> Value {
@@ -234,11 +222,11 @@ fn handler(cluster: &Cluster, seen: &Seen) -> Reply {
             "NodeList",
             "v1",
             vec![
-                node(&format!("{CLUSTER}-control-plane"), None),
-                node(&format!("{CLUSTER}-worker"), Some("ap-northeast-2a")),
-                node(&format!("{CLUSTER}-worker2"), Some("ap-northeast-2a")),
-                node(&format!("{CLUSTER}-worker3"), Some("ap-northeast-2c")),
-                node(&format!("{CLUSTER}-worker4"), Some("ap-northeast-2c")),
+                node(&format!("{CLUSTER}-control-plane"), None, "8"),
+                node(&format!("{CLUSTER}-worker"), Some("ap-northeast-2a"), "8"),
+                node(&format!("{CLUSTER}-worker2"), Some("ap-northeast-2a"), "8"),
+                node(&format!("{CLUSTER}-worker3"), Some("ap-northeast-2c"), "8"),
+                node(&format!("{CLUSTER}-worker4"), Some("ap-northeast-2c"), "8"),
             ],
         ),
         ("GET", p) if p.ends_with("/endpointslices") && watch => gated(

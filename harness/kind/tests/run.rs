@@ -17,10 +17,9 @@ use serde_json::json;
 use support::api_server::{ApiServer, status};
 use support::fake_cluster::{CLUSTER, handler};
 use support::fakes::FakeTools;
-use support::kind_run::{calls_made, repo, run_context, run_silently};
+use support::files::{IMAGES, repo};
+use support::kind_run::{calls_made, run_context, run_silently};
 use tokio_util::sync::CancellationToken;
-
-const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
 /// Progress that keeps each tick's live error rate.
 #[derive(Default)]

@@ -140,6 +140,16 @@ pub struct ServiceInfo {
     pub policy: ServicePolicy,
 }
 
+/// How the Service routes (its topology settings and traffic policies), or without a Service
+/// what `harness hints` assumes: `service.kubernetes.io/topology-mode: Auto` and the default
+/// policies.
+pub fn service_routing(service: Option<&ServiceInfo>) -> (ServiceTopology, ServicePolicy) {
+    match service {
+        Some(s) => (s.topology.clone(), s.policy),
+        None => (ServiceTopology::topology_auto(), ServicePolicy::default()),
+    }
+}
+
 /// The Service's routing settings (namespace `default` when unset).
 pub fn service(svc: &core::Service) -> Result<ServiceInfo, ConvertError> {
     let meta = &svc.metadata;

@@ -33,6 +33,20 @@ fn info(to_create: Vec<EndpointSlice>, to_update: Vec<EndpointSlice>) -> SliceIn
     }
 }
 
+/// TestAddHints' single-slice cases: slice `a`, to create, with `endpoints`.
+fn to_create(endpoints: Vec<Endpoint>) -> SliceInfo {
+    info(vec![slice("a", endpoints)], vec![])
+}
+
+/// The first two endpoints of TestAddHints' two-endpoint cases: 10.1.2.3 in zone-a and
+/// 10.1.2.4 in zone-b, both ready.
+fn ready_in_a_and_b() -> Vec<Endpoint> {
+    vec![
+        ep("10.1.2.3", "zone-a", Some(true)),
+        ep("10.1.2.4", "zone-b", Some(true)),
+    ]
+}
+
 fn ratios(pairs: &[(&str, f64)]) -> Option<BTreeMap<String, f64>> {
     Some(pairs.iter().map(|(z, r)| (z.to_string(), *r)).collect())
 }
@@ -68,10 +82,7 @@ fn z(names: &[&str]) -> Vec<Vec<String>> {
 fn add_hints_without_node_information_is_disabled() {
     let mut cache = TopologyCache::new();
     cache.set_cpu_ratios(None);
-    let mut si = info(
-        vec![slice("a", vec![ep("10.1.2.3", "zone-a", Some(true))])],
-        vec![],
-    );
+    let mut si = to_create(vec![ep("10.1.2.3", "zone-a", Some(true))]);
     let events = cache.add_hints(&mut si);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event_type, EventType::Warning);
@@ -90,16 +101,7 @@ fn add_hints_without_node_information_is_disabled() {
 fn add_hints_with_fewer_endpoints_than_zones_is_disabled() {
     let mut cache = TopologyCache::new();
     cache.set_cpu_ratios(ratios(&[("zone-a", 0.3), ("zone-b", 0.4), ("zone-c", 0.3)]));
-    let mut si = info(
-        vec![slice(
-            "a",
-            vec![
-                ep("10.1.2.3", "zone-a", Some(true)),
-                ep("10.1.2.4", "zone-b", Some(true)),
-            ],
-        )],
-        vec![],
-    );
+    let mut si = to_create(ready_in_a_and_b());
     let events = cache.add_hints(&mut si);
     assert_eq!(events[0].reason, REASON_DISABLED);
     assert_eq!(
@@ -115,16 +117,7 @@ fn add_hints_with_fewer_endpoints_than_zones_is_disabled() {
 fn add_hints_two_endpoints_two_zones() {
     let mut cache = TopologyCache::new();
     cache.set_cpu_ratios(ratios(&[("zone-a", 0.45), ("zone-b", 0.55)]));
-    let mut si = info(
-        vec![slice(
-            "a",
-            vec![
-                ep("10.1.2.3", "zone-a", Some(true)),
-                ep("10.1.2.4", "zone-b", Some(true)),
-            ],
-        )],
-        vec![],
-    );
+    let mut si = to_create(ready_in_a_and_b());
     let events = cache.add_hints(&mut si);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event_type, EventType::Normal);
@@ -146,18 +139,12 @@ fn add_hints_two_endpoints_two_zones() {
 fn add_hints_skips_unready_and_unknown_endpoints() {
     let mut cache = TopologyCache::new();
     cache.set_cpu_ratios(ratios(&[("zone-a", 0.45), ("zone-b", 0.55)]));
-    let mut si = info(
-        vec![slice(
-            "a",
-            vec![
-                ep("10.1.2.3", "zone-a", Some(true)),
-                ep("10.1.2.4", "zone-b", Some(true)),
-                ep("10.1.2.5", "zone-b", Some(false)),
-                ep("10.1.2.6", "zone-b", None),
-            ],
-        )],
-        vec![],
-    );
+    let mut endpoints = ready_in_a_and_b();
+    endpoints.extend([
+        ep("10.1.2.5", "zone-b", Some(false)),
+        ep("10.1.2.6", "zone-b", None),
+    ]);
+    let mut si = to_create(endpoints);
     let events = cache.add_hints(&mut si);
     assert_eq!(events[0].reason, REASON_ENABLED);
     assert_eq!(zones_of(&si.to_create), z(&["zone-a", "zone-b", "", ""]));

@@ -162,6 +162,14 @@ impl ApiServer {
         self.seen.lock().unwrap().clone()
     }
 
+    /// The first request whose path ends with `suffix`; panics naming it when none came.
+    pub fn first_to(&self, suffix: &str) -> Seen {
+        self.seen()
+            .into_iter()
+            .find(|s| s.path().ends_with(suffix))
+            .unwrap_or_else(|| panic!("no request to a path ending with {suffix}"))
+    }
+
     /// Requests that are not watches or lists of the watchers (the calls the target made).
     pub fn calls(&self) -> Vec<Seen> {
         self.seen().into_iter().filter(|s| !s.is_watch()).collect()

@@ -22,8 +22,22 @@ use harness_kind::images::Manifest as ImageManifest;
 use harness_kind::manifests::{self, RenderInput};
 use harness_kind::{config, host};
 
-use super::plan::PlanArgs;
+use super::target::refuse_node_image;
 use crate::exit::{Failure, Outcome};
+
+/// What the files are written for besides the scenario: `harness plan`'s flags.
+pub struct Input<'a> {
+    /// The scenario file, as the command line names it.
+    pub file: &'a Path,
+    pub variant: Option<&'a str>,
+    /// The host's CPUs (None: this machine's online CPUs).
+    pub host_cpus: Option<u32>,
+    /// The image list `make images` wrote.
+    pub images: &'a Path,
+    /// The run id the objects are labelled with.
+    pub run_id: &'a str,
+    pub seed: u64,
+}
 
 fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
     let text = std::fs::read_to_string(path)
@@ -44,7 +58,7 @@ fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
         .map_err(Failure::InvalidInput)
 }
 
-pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOptions) -> Outcome {
+pub fn write(args: &Input<'_>, scenario: &Scenario, dir: &Path, create: &CreateOptions) -> Outcome {
     let host_cpus = args.host_cpus.unwrap_or_else(host::online_cpus);
     let plan = ClusterPlan::new(scenario, host_cpus)
         .and_then(|plan| create.apply(&plan))
@@ -54,19 +68,11 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
                 args.file.display()
             ))
         })?;
-    let refused = harness_kind::node_image::refusals(scenario, &create.node_image);
-    if !refused.is_empty() {
-        return Err(Failure::InvalidInput(anyhow!(
-            "{}: cannot run on node image {}: {}",
-            args.file.display(),
-            create.node_image,
-            refused.join("; ")
-        )));
-    }
+    refuse_node_image(args.file, scenario, &create.node_image)?;
     if let Some(warning) = create.node_image.warning() {
         eprintln!("warning: {warning}");
     }
-    let images = read_images(&args.images)?;
+    let images = read_images(args.images)?;
     let time_scale = TimeScale::new(scenario.time_scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
     let refused = harness_kind::driver::refusals(scenario, time_scale);
@@ -80,11 +86,11 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     let objects = manifests::render(
         scenario,
         &RenderInput {
-            run_id: &args.run_id,
+            run_id: args.run_id,
             images: &images,
-            service_host: manifests::service_dns_name(scenario, &args.run_id),
-            lb_host: manifests::lb_dns_name(&args.run_id),
-            ingress_host: manifests::ingress_dns_name(&args.run_id),
+            service_host: manifests::service_dns_name(scenario, args.run_id),
+            lb_host: manifests::lb_dns_name(args.run_id),
+            ingress_host: manifests::ingress_dns_name(args.run_id),
             time_scale,
             seed: args.seed,
         },
@@ -100,7 +106,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
             .map_err(Failure::Infrastructure)
     };
     let mut command = format!("harness plan {} --target kind", args.file.display());
-    if let Some(variant) = &args.variant {
+    if let Some(variant) = args.variant {
         command.push_str(&format!(" --variant {variant}"));
     }
     command.push_str(&format!(" --host-cpus {host_cpus}"));
@@ -116,7 +122,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
     // service's pods are ready), after the pinned releases it installs first.
     let scale = harness_core::clock::TimeScale::new(scenario.time_scale)
         .unwrap_or(harness_core::clock::TimeScale::REAL);
-    let autoscaler = manifests::autoscaler::render(scenario, &args.run_id, scale)
+    let autoscaler = manifests::autoscaler::render(scenario, args.run_id, scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
     if let Some(autoscaler) = autoscaler {
         write("autoscaler.yaml", &manifests::values_to_yaml(&autoscaler))?;
@@ -148,7 +154,7 @@ pub fn write(args: &PlanArgs, scenario: &Scenario, dir: &Path, create: &CreateOp
         let locked = pin.require_digest(harness_kind::pinned::PIN_FILE).ok();
         let image = locked.clone().unwrap_or_else(|| pin.tagged());
         if let Some(plan) =
-            manifests::ingress::IngressPlan::new(scenario, &args.run_id, image, time_scale)
+            manifests::ingress::IngressPlan::new(scenario, args.run_id, image, time_scale)
         {
             let objects = manifests::ingress::objects(&plan);
             write("ingress.yaml", &manifests::values_to_yaml(&objects))?;

@@ -1,10 +1,8 @@
-//! `harness run FILE --matrix PATH=V1,V2 [--matrix ...]`: one run per combination of the
-//! values (several axes multiply; each value is a `--set` override, checked like the file
-//! before anything runs), each in its own directory under the output directory
-//! (`<out>/<path>=<value>,.../`), then each run after the first compared against the first
-//! (`harness compare`'s files in that run's directory). Exit: the worst of the runs' own
-//! verdicts and the comparisons (0, 1 a failed expectation or a regression, 2 not comparable,
-//! 3 infrastructure).
+//! The cells of `--matrix PATH=V1,V2 [--matrix ...]`, as `harness run` (one run per cell, see
+//! `run`) and `harness plan --target kind` (one plan per cell) take it: one cell per
+//! combination of the values (several axes multiply; each value is a `--set` override, checked
+//! like the file before anything runs), each named for its directory under the output
+//! directory (`<out>/<path>=<value>,.../`).
 //!
 //! `kind.nodeImage=IMG1,IMG2` is the kind target's axis, not a scenario path: the node image
 //! (so the Kubernetes version) of the cluster each cell creates; its directory is named by the
@@ -12,7 +10,7 @@
 //! `harness-<scenario>-m<N>[-v<major>-<minor>-<patch>]`, so cells never share one (even with
 //! `--keep`), unless `--cluster`/`--context` names the one cluster every cell reuses.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::anyhow;
 use harness_core::scenario::model::Scenario;
@@ -20,8 +18,8 @@ use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::cluster::names;
 use harness_kind::node_image::{self, NodeImage};
 
-use super::run::{KindCell, RunArgs, TargetName, run_once, worse};
-use crate::exit::{Failure, Outcome};
+use super::target::{KindCell, TargetName};
+use crate::exit::Failure;
 
 /// The kind target's matrix axis: the node image of the cluster each cell creates.
 pub const NODE_IMAGE_AXIS: &str = "kind.nodeImage";
@@ -216,68 +214,6 @@ pub fn describe(index: usize, cell: &Cell, scenario: &str, default_image: &NodeI
         ));
     }
     line
-}
-
-pub fn run(args: &RunArgs) -> Outcome {
-    if args.baseline.is_some() {
-        return Err(Failure::InvalidInput(anyhow!(
-            "--matrix compares its runs against the first combination; it does not take --baseline"
-        )));
-    }
-    let (cells, name) = cells(
-        &args.matrix,
-        &args.set,
-        &args.file,
-        args.variant.as_deref(),
-        &CellTarget {
-            target: args.target,
-            creates_cluster: args.kind.creates_cluster(),
-            node_image: args.kind.node_image.as_ref(),
-        },
-    )?;
-    let root = args.out.clone().unwrap_or_else(|| {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        Path::new("results")
-            .join(&name)
-            .join(format!("matrix-{stamp}"))
-    });
-    eprintln!(
-        "matrix: {} runs of {} into {}",
-        cells.len(),
-        args.file.display(),
-        root.display()
-    );
-    let default_image = args
-        .kind
-        .node_image
-        .clone()
-        .unwrap_or_else(NodeImage::pinned);
-    for (index, cell) in cells.iter().enumerate() {
-        eprintln!("  {}", describe(index, cell, &name, &default_image));
-    }
-    let mut outcome: Outcome = Ok(());
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for cell in &cells {
-        let (dir, verdict) = run_once(
-            args,
-            &cell.overrides,
-            &cell.kind,
-            Some(root.join(&cell.label)),
-        )?;
-        outcome = worse(outcome, verdict);
-        dirs.push(dir);
-    }
-    let Some((first, rest)) = dirs.split_first() else {
-        return outcome;
-    };
-    for dir in rest {
-        let comparison = super::compare::compare_dirs(first, dir, &args.max_regression, dir)?;
-        outcome = worse(outcome, super::compare::outcome_of(&comparison));
-    }
-    outcome
 }
 
 #[cfg(test)]

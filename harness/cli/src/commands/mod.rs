@@ -12,4 +12,5 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod schema;
+mod target;
 pub mod validate;

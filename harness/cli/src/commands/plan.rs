@@ -13,6 +13,9 @@ use anyhow::anyhow;
 use harness_core::plan::plan;
 use harness_core::scenario::{Override, load_scenario_with};
 
+use super::kind_plan;
+use super::matrix::{self, Axis, CellTarget};
+use super::target::{KindCell, TargetName};
 use crate::exit::{Failure, Outcome};
 
 #[derive(Debug, clap::Args)]
@@ -32,8 +35,8 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
     /// `kind`: also write the kind config and the run's manifests (needs --output-dir).
-    #[arg(long, value_enum, default_value_t = crate::commands::run::TargetName::Local)]
-    pub target: crate::commands::run::TargetName,
+    #[arg(long, value_enum, default_value_t = TargetName::Local)]
+    pub target: TargetName,
     /// With --target kind: the directory to write the kind config and manifests to.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -55,8 +58,8 @@ pub struct PlanArgs {
     pub node_image: Option<harness_kind::node_image::NodeImage>,
     /// With --target kind --output-dir: plan every combination (as `harness run --matrix`,
     /// `kind.nodeImage=IMG1,IMG2` included), each into its own directory under DIR.
-    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = super::matrix::Axis::parse)]
-    pub matrix: Vec<super::matrix::Axis>,
+    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = Axis::parse)]
+    pub matrix: Vec<Axis>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -69,7 +72,7 @@ pub fn run(args: PlanArgs) -> Outcome {
     if !args.matrix.is_empty() {
         return matrix(&args);
     }
-    if args.node_image.is_some() && args.target != crate::commands::run::TargetName::Kind {
+    if args.node_image.is_some() && args.target != TargetName::Kind {
         return Err(Failure::InvalidInput(anyhow!(
             "--node-image is the kind cluster's node image: add --target kind --output-dir DIR"
         )));
@@ -77,10 +80,13 @@ pub fn run(args: PlanArgs) -> Outcome {
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     match (args.target, &args.output_dir) {
-        (crate::commands::run::TargetName::Kind, Some(dir)) => {
-            super::kind_plan::write(&args, &scenario, dir, &create_options(&args, None))?
-        }
-        (crate::commands::run::TargetName::Kind, None) => {
+        (TargetName::Kind, Some(dir)) => kind_plan::write(
+            &kind_input(&args),
+            &scenario,
+            dir,
+            &create_options(&args, None),
+        )?,
+        (TargetName::Kind, None) => {
             return Err(Failure::InvalidInput(anyhow!(
                 "--target kind: pass --output-dir DIR, where the kind config and the manifests are written"
             )));
@@ -109,11 +115,20 @@ pub fn run(args: PlanArgs) -> Outcome {
     Ok(())
 }
 
+/// What the kind plan's files are written for besides the scenario, from the flags.
+fn kind_input(args: &PlanArgs) -> kind_plan::Input<'_> {
+    kind_plan::Input {
+        file: &args.file,
+        variant: args.variant.as_deref(),
+        host_cpus: args.host_cpus,
+        images: &args.images,
+        run_id: &args.run_id,
+        seed: args.seed,
+    }
+}
+
 /// The cluster a kind plan shows: `--node-image` (or a matrix cell's) and the cell's suffix.
-fn create_options(
-    args: &PlanArgs,
-    cell: Option<&super::run::KindCell>,
-) -> harness_kind::driver::CreateOptions {
+fn create_options(args: &PlanArgs, cell: Option<&KindCell>) -> harness_kind::driver::CreateOptions {
     let image = cell
         .and_then(|c| c.node_image.clone())
         .or_else(|| args.node_image.clone())
@@ -127,18 +142,18 @@ fn create_options(
 /// `plan --target kind --output-dir DIR --matrix ...`: every cell's kind config and objects
 /// into `DIR/<cell>/`, and one line per cell on stdout.
 fn matrix(args: &PlanArgs) -> Outcome {
-    let kind = crate::commands::run::TargetName::Kind;
+    let kind = TargetName::Kind;
     let Some(dir) = args.output_dir.as_ref().filter(|_| args.target == kind) else {
         return Err(Failure::InvalidInput(anyhow!(
             "plan --matrix writes each combination's kind config and objects: add --target kind --output-dir DIR"
         )));
     };
-    let (cells, name) = super::matrix::cells(
+    let (cells, name) = matrix::cells(
         &args.matrix,
         &args.set,
         &args.file,
         args.variant.as_deref(),
-        &super::matrix::CellTarget {
+        &CellTarget {
             target: kind,
             creates_cluster: true,
             node_image: args.node_image.as_ref(),
@@ -151,15 +166,15 @@ fn matrix(args: &PlanArgs) -> Outcome {
     let mut listing = format!("{} kind clusters for {}:\n", cells.len(), name);
     for (index, cell) in cells.iter().enumerate() {
         let cell_dir = dir.join(&cell.label);
-        super::kind_plan::write(
-            args,
+        kind_plan::write(
+            &kind_input(args),
             &cell.scenario,
             &cell_dir,
             &create_options(args, Some(&cell.kind)),
         )?;
         listing.push_str(&format!(
             "  {} -> {}\n",
-            super::matrix::describe(index, cell, &name, &default_image),
+            matrix::describe(index, cell, &name, &default_image),
             cell_dir.display()
         ));
     }

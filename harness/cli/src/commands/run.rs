@@ -21,8 +21,10 @@ use harness_kind::node_image::NodeImage;
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
+use super::matrix::{self, Axis, CellTarget};
 use super::out_dir;
-use crate::exit::{Failure, Outcome};
+use super::target::{KindCell, TargetName, refuse_node_image};
+use crate::exit::{Failure, Outcome, worse};
 use crate::invocation::{RunSpec, invocation};
 use crate::progress::{Console, ProgressMode};
 
@@ -78,8 +80,8 @@ pub struct RunArgs {
     /// combination's run goes into its own directory under the output directory and is
     /// compared against the first combination's run. With --target kind also
     /// `kind.nodeImage=IMG1,IMG2`: one cluster per node image (a Kubernetes upgrade check).
-    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = super::matrix::Axis::parse)]
-    pub matrix: Vec<super::matrix::Axis>,
+    #[arg(long, value_name = "PATH=V1,V2,...", value_parser = Axis::parse)]
+    pub matrix: Vec<Axis>,
 }
 
 /// The flags of `--target kind`.
@@ -122,14 +124,6 @@ pub struct KindFlags {
     /// newer. Not with --cluster or --context: an existing cluster's nodes keep their image.
     #[arg(long, value_name = "IMAGE", value_parser = NodeImage::parse)]
     pub node_image: Option<NodeImage>,
-}
-
-/// What one run changes on the kind target beyond the flags: a matrix cell's node image and
-/// the suffix of the cluster it creates.
-#[derive(Debug, Clone, Default)]
-pub struct KindCell {
-    pub node_image: Option<NodeImage>,
-    pub cluster_suffix: Option<String>,
 }
 
 impl KindFlags {
@@ -191,25 +185,9 @@ impl KindFlags {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TargetName {
-    Local,
-    Kind,
-}
-
-impl TargetName {
-    /// The name as `--target` takes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetName::Local => "local",
-            TargetName::Kind => "kind",
-        }
-    }
-}
-
 pub fn run(args: RunArgs) -> Outcome {
     if !args.matrix.is_empty() {
-        return super::matrix::run(&args);
+        return run_matrix(&args);
     }
     if args.baseline.is_none() && !args.max_regression.is_empty() {
         return Err(Failure::InvalidInput(anyhow!(
@@ -230,15 +208,71 @@ pub fn run(args: RunArgs) -> Outcome {
     }
 }
 
-/// The outcome with the higher exit code.
-pub fn worse(a: Outcome, b: Outcome) -> Outcome {
-    let code = |o: &Outcome| match o {
-        Ok(()) => 0,
-        Err(Failure::ExpectationFailed) => 1,
-        Err(Failure::InvalidInput(_)) => 2,
-        Err(Failure::Infrastructure(_)) => 3,
+/// `--matrix`: one run per cell (checked before anything runs), each in its own directory under
+/// the output directory (`<out>/<cell>/`), then each run after the first compared against the
+/// first (`harness compare`'s files in that run's directory). Exit: the worst of the runs' own
+/// verdicts and the comparisons (0, 1 a failed expectation or a regression, 2 not comparable,
+/// 3 infrastructure).
+fn run_matrix(args: &RunArgs) -> Outcome {
+    if args.baseline.is_some() {
+        return Err(Failure::InvalidInput(anyhow!(
+            "--matrix compares its runs against the first combination; it does not take --baseline"
+        )));
+    }
+    let (cells, name) = matrix::cells(
+        &args.matrix,
+        &args.set,
+        &args.file,
+        args.variant.as_deref(),
+        &CellTarget {
+            target: args.target,
+            creates_cluster: args.kind.creates_cluster(),
+            node_image: args.kind.node_image.as_ref(),
+        },
+    )?;
+    let root = args.out.clone().unwrap_or_else(|| {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        Path::new("results")
+            .join(&name)
+            .join(format!("matrix-{stamp}"))
+    });
+    eprintln!(
+        "matrix: {} runs of {} into {}",
+        cells.len(),
+        args.file.display(),
+        root.display()
+    );
+    let default_image = args
+        .kind
+        .node_image
+        .clone()
+        .unwrap_or_else(NodeImage::pinned);
+    for (index, cell) in cells.iter().enumerate() {
+        eprintln!("  {}", matrix::describe(index, cell, &name, &default_image));
+    }
+    let mut outcome: Outcome = Ok(());
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for cell in &cells {
+        let (dir, verdict) = run_once(
+            args,
+            &cell.overrides,
+            &cell.kind,
+            Some(root.join(&cell.label)),
+        )?;
+        outcome = worse(outcome, verdict);
+        dirs.push(dir);
+    }
+    let Some((first, rest)) = dirs.split_first() else {
+        return outcome;
     };
-    if code(&b) > code(&a) { b } else { a }
+    for dir in rest {
+        let comparison = super::compare::compare_dirs(first, dir, &args.max_regression, dir)?;
+        outcome = worse(outcome, super::compare::outcome_of(&comparison));
+    }
+    outcome
 }
 
 /// Runs the scenario once with `overrides`; returns its output directory and its outcome
@@ -269,15 +303,7 @@ pub fn run_once(
                 cluster_suffix: cell.cluster_suffix.clone(),
             };
             if options.mode == ClusterMode::Create {
-                let refused = harness_kind::node_image::refusals(&scenario, &create.node_image);
-                if !refused.is_empty() {
-                    return Err(Failure::InvalidInput(anyhow!(
-                        "{}: cannot run on node image {}: {}",
-                        args.file.display(),
-                        create.node_image,
-                        refused.join("; ")
-                    )));
-                }
+                refuse_node_image(&args.file, &scenario, &create.node_image)?;
             }
             if let Some(warning) = chosen.as_ref().and_then(NodeImage::warning) {
                 eprintln!("warning: {warning}");

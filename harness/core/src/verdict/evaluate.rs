@@ -130,19 +130,10 @@ pub fn explain_failure(result: &ExpectationResult) -> String {
 mod tests {
     use super::*;
     use crate::measure::{EventKind, RecordedEvent, RolloutStage};
-    use crate::scenario::load_scenario_str;
+    use crate::testing::one_node_scenario;
 
-    const SCENARIO: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: t }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 2
-  serviceTime: { fixed: 20ms }
-load:
+    const SERVICE: &[&str] = &["replicas: 2", "serviceTime: { fixed: 20ms }"];
+    const REST: &str = r#"load:
   duration: 10m
   requestTimeout: 5s
   generators: [{ name: g, zone: z, rate: 10 }]
@@ -172,7 +163,7 @@ expect:
 
     #[test]
     fn windows_and_control_plane_bounds_go_to_the_wall_clock_but_latency_does_not() {
-        let scenario = load_scenario_str(SCENARIO, "t.yaml", None).unwrap();
+        let scenario = one_node_scenario(SERVICE, REST);
         let scale = TimeScale::new(0.1).unwrap();
         let rollout = evaluate(&scenario.expectations[0], &run(), scale);
         assert_eq!((rollout.window.from_s, rollout.window.to_s), (12.0, 60.0));

@@ -36,8 +36,23 @@ fn cluster(run: &Running, what: &str) -> Result<Cluster, KindError> {
         .ok_or_else(|| KindError::NodesUntouchable(what.to_owned()))
 }
 
+/// Runs `work` (`docker exec` in a kind node) off the async runtime.
+async fn in_node<E>(work: impl FnOnce() -> Result<(), E> + Send + 'static) -> Result<(), KindError>
+where
+    E: Send + 'static,
+    KindError: From<E>,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| KindError::Io {
+            context: "docker exec".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?
+        .map_err(KindError::from)
+}
+
 async fn kubelet(cluster: Cluster, node: String, start: bool) -> Result<(), KindError> {
-    tokio::task::spawn_blocking(move || {
+    in_node(move || {
         if start {
             cluster.start_kubelet(&node)
         } else {
@@ -45,11 +60,6 @@ async fn kubelet(cluster: Cluster, node: String, start: bool) -> Result<(), Kind
         }
     })
     .await
-    .map_err(|e| KindError::Io {
-        context: "docker exec".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?
-    .map_err(KindError::from)
 }
 
 /// The name of the pod `killPod`/`killPickedPod` means now.
@@ -130,13 +140,7 @@ pub(super) async fn act(
                 return Ok(());
             };
             let zone = zone.clone();
-            tokio::task::spawn_blocking(move || cluster.set_node_label_zone(&kind_name, &zone))
-                .await
-                .map_err(|e| KindError::Io {
-                    context: "docker exec".into(),
-                    source: std::io::Error::other(e.to_string()),
-                })?
-                .map_err(KindError::from)
+            in_node(move || cluster.set_node_label_zone(&kind_name, &zone)).await
         }
         Action::Scale { replicas } => Ok(api
             .scale(&ns, &run.scenario.service.name, *replicas)
@@ -152,13 +156,7 @@ pub(super) async fn act(
             let kind_name = kind_node(run, node)?.kind_name.clone();
             let reserved = run.plan.cpu_scale.reserved(*allocatable_millicpu);
             let cluster = cluster(run, &event.to_string())?;
-            tokio::task::spawn_blocking(move || cluster.set_kube_reserved_cpu(&kind_name, reserved))
-                .await
-                .map_err(|e| KindError::Io {
-                    context: "docker exec".into(),
-                    source: std::io::Error::other(e.to_string()),
-                })?
-                .map_err(KindError::from)
+            in_node(move || cluster.set_kube_reserved_cpu(&kind_name, reserved)).await
         }
         Action::Rollout(change) => super::rollout::rollout(run, change).await,
         Action::ReloadIngress(_) | Action::RestartIngress(_) => match &run.ingress {

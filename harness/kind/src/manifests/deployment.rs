@@ -21,32 +21,24 @@ use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
 };
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction, Lifecycle,
-    LifecycleHandler, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    ObjectFieldSelector, PodReadinessGate, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, PodReadinessGate, PodSpec, Probe,
     SleepAction, TopologySpreadConstraint,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use workload_contract::identity;
 use workload_contract::sidecar::SidecarArgs;
 
 use super::durations::{ServiceSeconds, service_seconds};
-use super::loadbalancer::gate_condition;
+use super::pod::{self, base_container, identity_env, node_affinity, port};
+use super::readiness_gate::gate_condition;
 use super::{
     APP_LABEL, FLAGSVC_PORT, ManifestError, ROLE_LABEL, RenderInput, SIDECAR_ADMIN_PORT,
-    SIDECAR_PORT, any_addr, image_of, local_addr, namespace_name, run_labels, security,
+    SIDECAR_PORT, any_addr, image_of, local_addr, namespace_name, run_labels,
 };
 use crate::labels::{SCENARIO_NODE_LABEL, ZONE_LABEL};
 
-/// CPU each container asks the scheduler for: small, so the service's pods fit beside kind's
-/// system pods on nodes whose allocatable was shaped down (docs/kind-target.md). No limit: a
-/// CPU limit would throttle the service and change its latency.
-const CPU_REQUEST: &str = "10m";
 /// The containers' `terminationMessagePath` (Kubernetes' default).
 const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
-const MEMORY_REQUEST: &str = "16Mi";
 
 /// The labels of the service's pods (and the Service's selector).
 pub fn pod_labels(scenario: &Scenario, run_id: &str) -> BTreeMap<String, String> {
@@ -75,66 +67,6 @@ fn int_or_percent(v: IntOrPercent) -> IntOrString {
     }
 }
 
-/// `POD_NAME`, `NODE_NAME` from the Downward API; `ZONE` when the placement allows one zone
-/// only (the Downward API cannot read node labels; the harness reads each pod's zone from its
-/// node).
-pub(crate) fn identity_env(zone: Option<&str>) -> Vec<EnvVar> {
-    let field = |name: &str, path: &str| EnvVar {
-        name: name.to_owned(),
-        value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector {
-                field_path: path.to_owned(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let mut env = vec![
-        field(identity::POD_NAME, "metadata.name"),
-        field(identity::NODE_NAME, "spec.nodeName"),
-    ];
-    if let Some(zone) = zone {
-        env.push(EnvVar {
-            name: identity::ZONE.to_owned(),
-            value: Some(zone.to_owned()),
-            ..Default::default()
-        });
-    }
-    env
-}
-
-pub(crate) fn resources() -> ResourceRequirements {
-    ResourceRequirements {
-        requests: Some(BTreeMap::from([
-            ("cpu".to_owned(), Quantity(CPU_REQUEST.to_owned())),
-            ("memory".to_owned(), Quantity(MEMORY_REQUEST.to_owned())),
-        ])),
-        ..Default::default()
-    }
-}
-
-fn port(name: &str, port: u16) -> ContainerPort {
-    ContainerPort {
-        name: Some(name.to_owned()),
-        container_port: i32::from(port),
-        ..Default::default()
-    }
-}
-
-pub(crate) fn base_container(name: &str, image: String, args: Vec<String>) -> Container {
-    Container {
-        name: name.to_owned(),
-        image: Some(image),
-        image_pull_policy: Some("Never".to_owned()),
-        args: Some(args),
-        resources: Some(resources()),
-        security_context: Some(security::container()),
-        volume_mounts: Some(vec![security::tmp_mount()]),
-        ..Default::default()
-    }
-}
-
 fn pre_stop(scenario: &Scenario, seconds: &ServiceSeconds) -> Option<Lifecycle> {
     let handler = match &scenario.service.termination.pre_stop {
         PreStop::None => return None,
@@ -157,34 +89,6 @@ fn pre_stop(scenario: &Scenario, seconds: &ServiceSeconds) -> Option<Lifecycle> 
     })
 }
 
-/// Required node affinity: `In` on each label with values, all in one term (ANDed).
-pub(crate) fn node_affinity(requirements: Vec<(&str, Vec<String>)>) -> Option<Affinity> {
-    let expressions: Vec<_> = requirements
-        .into_iter()
-        .filter(|(_, values)| !values.is_empty())
-        .map(|(key, values)| NodeSelectorRequirement {
-            key: key.to_owned(),
-            operator: "In".to_owned(),
-            values: Some(values),
-        })
-        .collect();
-    if expressions.is_empty() {
-        return None;
-    }
-    Some(Affinity {
-        node_affinity: Some(NodeAffinity {
-            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Some(expressions),
-                    ..Default::default()
-                }],
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-}
-
 fn spread_constraints(scenario: &Scenario) -> Option<Vec<TopologySpreadConstraint>> {
     let constraints: Vec<_> = scenario
         .service
@@ -201,10 +105,7 @@ fn spread_constraints(scenario: &Scenario) -> Option<Vec<TopologySpreadConstrain
                 WhenUnsatisfiable::DoNotSchedule => "DoNotSchedule".to_owned(),
                 WhenUnsatisfiable::ScheduleAnyway => "ScheduleAnyway".to_owned(),
             },
-            label_selector: Some(LabelSelector {
-                match_labels: Some(selector_labels(scenario)),
-                ..Default::default()
-            }),
+            label_selector: Some(pod::selector(selector_labels(scenario))),
             ..Default::default()
         })
         .collect();
@@ -299,10 +200,7 @@ pub fn deployment(
         },
         spec: DeploymentSpec {
             replicas: Some(i32::try_from(svc.replicas).unwrap_or(i32::MAX)),
-            selector: LabelSelector {
-                match_labels: Some(selector_labels(scenario)),
-                ..Default::default()
-            },
+            selector: pod::selector(selector_labels(scenario)),
             min_ready_seconds: Some(seconds(secs.min_ready)),
             strategy: Some(DeploymentStrategy {
                 type_: Some("RollingUpdate".to_owned()),
@@ -311,12 +209,9 @@ pub fn deployment(
                     max_unavailable: Some(int_or_percent(strategy.max_unavailable)),
                 }),
             }),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..Default::default()
-                }),
-                spec: Some(PodSpec {
+            template: pod::template(
+                labels,
+                PodSpec {
                     containers,
                     affinity: node_affinity(vec![
                         (ZONE_LABEL, svc.placement.zones.clone()),
@@ -325,13 +220,9 @@ pub fn deployment(
                     topology_spread_constraints: spread_constraints(scenario),
                     termination_grace_period_seconds: Some(secs.grace_period),
                     readiness_gates: readiness_gates(scenario),
-                    security_context: Some(security::pod()),
-                    volumes: Some(vec![security::tmp_volume()]),
-                    automount_service_account_token: Some(false),
-                    enable_service_links: Some(false),
-                    ..Default::default()
-                }),
-            },
+                    ..pod::spec()
+                },
+            ),
             ..Default::default()
         },
         ..Default::default()

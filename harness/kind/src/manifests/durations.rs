@@ -158,21 +158,15 @@ pub fn timings(scenario: &Scenario, scale: TimeScale) -> Timings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_core::scenario::load_scenario_str;
+    use harness_core::testing::one_node_scenario;
 
-    const SCENARIO: &str = r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: { name: t }
-cluster:
-  zones: [{ name: z, nodes: [{ name: n, allocatableCpu: "4" }] }]
-service:
-  name: s
-  replicas: 2
-  serviceTime: { fixed: 5ms }
-  readinessProbe: { period: 10s }
-  termination: { gracePeriod: 60s, preStop: { sleep: 30s } }
-load:
+    const SERVICE: &[&str] = &[
+        "replicas: 2",
+        "serviceTime: { fixed: 5ms }",
+        "readinessProbe: { period: 10s }",
+        "termination: { gracePeriod: 60s, preStop: { sleep: 30s } }",
+    ];
+    const REST: &str = r#"load:
   duration: 1m
   generators: [{ name: g, zone: z, rate: 10 }]
 timeline:
@@ -181,7 +175,7 @@ timeline:
 
     #[test]
     fn the_service_and_each_rollout_are_checked() {
-        let s = load_scenario_str(SCENARIO, "t.yaml", None).unwrap();
+        let s = one_node_scenario(SERVICE, REST);
         let at = |f| TimeScale::new(f).unwrap();
         let ok = service_seconds(&s, at(0.1)).unwrap();
         assert_eq!(

@@ -12,10 +12,10 @@ use harness_core::workload_args::loadgen_args;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::deployment::{base_container, identity_env, node_affinity};
+use super::pod::{self, base_container, identity_env, node_affinity, port};
 use super::{
     GENERATOR_LABEL, LOADGEN_METRICS_PORT, ManifestError, ROLE_LABEL, RenderInput, SERVICE_PORT,
-    any_addr, image_of, namespace_name, run_labels, security,
+    any_addr, image_of, namespace_name, run_labels,
 };
 use crate::labels::ZONE_LABEL;
 
@@ -86,11 +86,10 @@ pub fn generator_pod(
     if scenario.service.autoscaler.is_some() {
         // Prometheus scrapes the source side through this named port (a PodMonitor selects
         // declared ports only).
-        container.ports = Some(vec![k8s_openapi::api::core::v1::ContainerPort {
-            name: Some(super::autoscaler::GENERATOR_METRICS_PORT_NAME.to_owned()),
-            container_port: i32::from(LOADGEN_METRICS_PORT),
-            ..Default::default()
-        }]);
+        container.ports = Some(vec![port(
+            super::autoscaler::GENERATOR_METRICS_PORT_NAME,
+            LOADGEN_METRICS_PORT,
+        )]);
     }
     let mut labels = run_labels(scenario, input.run_id);
     labels.insert(ROLE_LABEL.to_owned(), "generator".to_owned());
@@ -106,11 +105,7 @@ pub fn generator_pod(
             containers: vec![container],
             restart_policy: Some("Never".to_owned()),
             affinity: node_affinity(vec![(ZONE_LABEL, vec![generator.zone.clone()])]),
-            security_context: Some(security::pod()),
-            volumes: Some(vec![security::tmp_volume()]),
-            automount_service_account_token: Some(false),
-            enable_service_links: Some(false),
-            ..Default::default()
+            ..pod::spec()
         }),
         ..Default::default()
     })

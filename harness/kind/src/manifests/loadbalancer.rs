@@ -14,17 +14,16 @@ use std::collections::BTreeMap;
 use harness_core::scenario::model::{LoadBalancer, Scenario};
 use harness_core::workload_args::loadbalancer_args;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{
-    ContainerPort, EnvVar, EnvVarSource, ObjectFieldSelector, PodSpec, PodTemplateSpec, Service,
-    ServiceAccount,
-};
+use k8s_openapi::api::core::v1::{PodSpec, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::deployment::{base_container, identity_env};
+use super::pod::{self, base_container, field_env, identity_env, port};
+pub use super::readiness_gate::{GATE_PREFIX, gate_condition};
+use super::service::http_cluster_ip;
 use super::{
     APP_LABEL, FLAGSVC_PORT, ManifestError, ROLE_LABEL, RenderInput, SERVICE_PORT, SIDECAR_PORT,
-    any_addr, image_of, namespace_name, run_labels, security,
+    any_addr, image_of, namespace_name, run_labels,
 };
 
 /// The name of every load-balancer object (Deployment, Service, ServiceAccount, Role, binding).
@@ -35,15 +34,6 @@ pub const LB_ROLE: &str = "loadbalancer";
 pub const LB_PORT: u16 = 8080;
 /// Its admin port: `/stats`, `/targets`, read through the API server's pod proxy.
 pub const LB_ADMIN_PORT: u16 = 9901;
-/// The readiness gate's condition type prefix (`target-health.harness.io/<service>`), after the
-/// AWS Load Balancer Controller's `target-health.elbv2.k8s.aws/<target group binding>`.
-pub const GATE_PREFIX: &str = "target-health.harness.io/";
-
-/// The condition type of the service's readiness gate.
-pub fn gate_condition(scenario: &Scenario) -> String {
-    format!("{GATE_PREFIX}{}", scenario.service.name)
-}
-
 /// The load balancer's objects, in apply order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LbObjects {
@@ -138,67 +128,33 @@ pub fn objects(
         lb_args(scenario, spec, input),
     );
     let mut env = identity_env(None);
-    env.push(EnvVar {
-        name: "POD_NAMESPACE".to_owned(),
-        value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector {
-                field_path: "metadata.namespace".to_owned(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    env.push(field_env("POD_NAMESPACE", "metadata.namespace"));
     container.env = Some(env);
-    container.ports = Some(vec![
-        ContainerPort {
-            name: Some("http".to_owned()),
-            container_port: i32::from(LB_PORT),
-            ..Default::default()
-        },
-        ContainerPort {
-            name: Some("admin".to_owned()),
-            container_port: i32::from(LB_ADMIN_PORT),
-            ..Default::default()
-        },
-    ]);
+    container.ports = Some(vec![port("http", LB_PORT), port("admin", LB_ADMIN_PORT)]);
     let mut pod_labels = selector();
     pod_labels.extend(run_labels(scenario, run_id));
     let deployment = Deployment {
         metadata: meta(scenario, run_id, role_labels.clone()),
         spec: DeploymentSpec {
             replicas: Some(1),
-            selector: LabelSelector {
-                match_labels: Some(selector()),
-                ..Default::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(pod_labels),
-                    ..Default::default()
-                }),
-                spec: Some(PodSpec {
+            selector: pod::selector(selector()),
+            template: pod::template(
+                pod_labels,
+                PodSpec {
                     containers: vec![container],
                     service_account_name: Some(LB_NAME.to_owned()),
                     // Its watch and status patches need the ServiceAccount's token.
                     automount_service_account_token: Some(true),
-                    security_context: Some(security::pod()),
-                    volumes: Some(vec![security::tmp_volume()]),
-                    enable_service_links: Some(false),
-                    ..Default::default()
-                }),
-            },
+                    ..pod::spec()
+                },
+            ),
             ..Default::default()
         },
         ..Default::default()
     };
     let service = Service {
         metadata: meta(scenario, run_id, role_labels.clone()),
-        spec: Some(super::service::http_cluster_ip(
-            selector(),
-            SERVICE_PORT,
-            LB_PORT,
-        )),
+        spec: Some(http_cluster_ip(selector(), SERVICE_PORT, LB_PORT)),
         ..Default::default()
     };
     Ok(Some(LbObjects {

@@ -18,6 +18,8 @@ pub mod durations;
 mod generators;
 pub mod ingress;
 pub mod loadbalancer;
+mod pod;
+mod readiness_gate;
 pub mod security;
 mod service;
 pub mod time;

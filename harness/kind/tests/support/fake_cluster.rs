@@ -16,7 +16,8 @@ pub const CLUSTER: &str = "harness-topology-skew";
 
 static SCRAPES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn node(name: &str, zone: Option<&str>, cpu: &str) -> Value {
+/// A ready Node with `cpu` allocatable: a worker in `zone`, or (None) the control plane.
+pub fn node(name: &str, zone: Option<&str>, cpu: &str) -> Value {
     let labels = match zone {
         Some(z) => json!({ "topology.kubernetes.io/zone": z }),
         None => json!({ "node-role.kubernetes.io/control-plane": "" }),
@@ -116,7 +117,8 @@ pub fn report_log() -> String {
     )
 }
 
-fn echo(body: &str) -> Reply {
+/// Echoes an applied object back as the API server would (with a ClusterIP for Services).
+pub fn echo(body: &str) -> Reply {
     let mut v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     if v["kind"] == "Service" {
         v["spec"]["clusterIP"] = json!("10.96.12.34");

@@ -1,6 +1,7 @@
-//! What a whole kind run through the engine needs in a test: the repository's files, the
-//! target's options with the recording fakes, the run context (run id `r1`), the run itself
-//! without progress output, and the API calls the target made with the watchers' reads left out.
+//! What a whole kind run through the engine needs in a test: the target's options with the
+//! recording fakes, the run context (run id `r1`), the run itself without progress output, the
+//! API calls the target made with the watchers' reads left out, and the objects it applied in
+//! order.
 
 use std::path::{Path, PathBuf};
 
@@ -12,13 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api_server::ApiServer;
 use super::fakes::FakeTools;
-
-/// A path in the repository.
-pub fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
+use super::files::repo;
 
 /// The target's options on 8 host CPUs with `fakes` alone as its tools and the image list
 /// `images` (a path in the repository).
@@ -79,4 +74,23 @@ pub fn calls_made(server: &ApiServer, also_left_out: impl Fn(&str) -> bool) -> V
         })
         .map(|c| format!("{} {}", c.method, c.path()))
         .collect()
+}
+
+/// The paths of the objects the target applied (PATCHed), in order.
+pub fn applied(server: &ApiServer) -> Vec<String> {
+    server
+        .calls()
+        .iter()
+        .filter(|c| c.method == "PATCH")
+        .map(|c| c.path().to_owned())
+        .collect()
+}
+
+/// Where in `applied` the object whose path ends with `suffix` was applied; panics naming it
+/// (and every path) when it was not.
+pub fn applied_at(applied: &[String], suffix: &str) -> usize {
+    applied
+        .iter()
+        .position(|p| p.ends_with(suffix))
+        .unwrap_or_else(|| panic!("no PATCH of {suffix}: {applied:#?}"))
 }

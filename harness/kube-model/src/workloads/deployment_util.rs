@@ -92,21 +92,29 @@ pub fn resolve_fenceposts(
     (surge, unavailable)
 }
 
-/// `MaxUnavailable`: 0 for Recreate or for 0 replicas, never more than `spec.replicas`.
-pub fn max_unavailable(d: &DeploymentSpecView) -> i32 {
+/// [`resolve_fenceposts`] of a rolling update's limits for `spec.replicas`; None for Recreate
+/// (the `IsRollingUpdate` check `MaxUnavailable` and `MaxSurge` both start with).
+fn rolling_fenceposts(d: &DeploymentSpecView) -> Option<(i32, i32)> {
     let Strategy::RollingUpdate {
         max_surge,
         max_unavailable,
     } = &d.strategy
     else {
-        return 0;
+        return None;
     };
+    Some(resolve_fenceposts(
+        max_surge.as_ref(),
+        max_unavailable.as_ref(),
+        d.replicas,
+    ))
+}
+
+/// `MaxUnavailable`: 0 for Recreate or for 0 replicas, never more than `spec.replicas`.
+pub fn max_unavailable(d: &DeploymentSpecView) -> i32 {
     if d.replicas == 0 {
         return 0;
     }
-    let (_, unavailable) =
-        resolve_fenceposts(max_surge.as_ref(), max_unavailable.as_ref(), d.replicas);
-    unavailable.min(d.replicas)
+    rolling_fenceposts(d).map_or(0, |(_, unavailable)| unavailable.min(d.replicas))
 }
 
 /// `MinAvailable`: `spec.replicas - MaxUnavailable`, 0 for Recreate.
@@ -119,14 +127,7 @@ pub fn min_available(d: &DeploymentSpecView) -> i32 {
 
 /// `MaxSurge`: 0 for Recreate.
 pub fn max_surge(d: &DeploymentSpecView) -> i32 {
-    let Strategy::RollingUpdate {
-        max_surge,
-        max_unavailable,
-    } = &d.strategy
-    else {
-        return 0;
-    };
-    resolve_fenceposts(max_surge.as_ref(), max_unavailable.as_ref(), d.replicas).0
+    rolling_fenceposts(d).map_or(0, |(surge, _)| surge)
 }
 
 /// `GetReplicaCountForReplicaSets`: the sum of `spec.replicas`.

@@ -18,7 +18,7 @@ use anyhow::bail;
 use kube_model::{AddressType, Endpoint, Node};
 use kube_model::{
     ControllerOptions, Event, HintsInput, HintsOutcome, ProxyNode, ProxyOptions, RoutingMode,
-    ServicePolicy, ServiceTopology, compute_hints, usable_endpoints,
+    ServicePolicy, compute_hints, usable_endpoints,
 };
 use serde::Serialize;
 
@@ -174,12 +174,7 @@ pub fn build(
     service: Option<ServiceInfo>,
 ) -> anyhow::Result<Report> {
     let (key, slices, note) = select_slices(slices_name, slices, service.as_ref())?;
-    let topology = service
-        .as_ref()
-        .map_or_else(ServiceTopology::topology_auto, |s| s.topology.clone());
-    let policy = service
-        .as_ref()
-        .map_or(ServicePolicy::default(), |s| s.policy);
+    let (topology, policy) = openapi::service_routing(service.as_ref());
     let options = ControllerOptions::default();
     let mode = topology.routing_mode(options);
     let mut assumptions = vec![

@@ -71,12 +71,14 @@ impl std::fmt::Display for Scalar {
     }
 }
 
-macro_rules! text_type {
-    ($(#[$doc:meta])* $name:ident, $schema_name:literal, $schema:tt) => {
+/// A newtype over a value as written (`$inner`: the text, or a [`Scalar`]), serialized as that
+/// value, with its own inline JSON schema.
+macro_rules! written_type {
+    ($inner:ty, $(#[$doc:meta])* $name:ident, $schema_name:literal, $schema:tt) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
         #[serde(transparent)]
-        pub struct $name(pub String);
+        pub struct $name(pub $inner);
 
         impl JsonSchema for $name {
             fn inline_schema() -> bool {
@@ -92,24 +94,17 @@ macro_rules! text_type {
     };
 }
 
-macro_rules! scalar_type {
-    ($(#[$doc:meta])* $name:ident, $schema_name:literal, $schema:tt) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-        #[serde(transparent)]
-        pub struct $name(pub Scalar);
+/// A value written as text.
+macro_rules! text_type {
+    ($($written:tt)*) => {
+        written_type!(String, $($written)*);
+    };
+}
 
-        impl JsonSchema for $name {
-            fn inline_schema() -> bool {
-                true
-            }
-            fn schema_name() -> Cow<'static, str> {
-                $schema_name.into()
-            }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!($schema)
-            }
-        }
+/// A value written as a number or as text.
+macro_rules! scalar_type {
+    ($($written:tt)*) => {
+        written_type!(Scalar, $($written)*);
     };
 }
 

@@ -57,21 +57,11 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_core::scenario::load_scenario_str;
+    use harness_core::testing::one_node_scenario;
 
     fn scenario(churn: &str, timeline: &str) -> Scenario {
-        let text = format!(
-            r#"
-apiVersion: harness/v1alpha1
-kind: Scenario
-metadata: {{ name: t }}
-cluster:
-  zones: [{{ name: z, nodes: [{{ name: n, allocatableCpu: "4" }}] }}]
-service:
-  name: s
-  replicas: 2
-  serviceTime: {{ fixed: 5ms }}
-ingress:
+        let rest = format!(
+            r#"ingress:
   version: v0.16
   replicas: 2
   churn: {churn}
@@ -81,7 +71,7 @@ load:
 timeline: {timeline}
 "#
         );
-        load_scenario_str(&text, "t.yaml", None).unwrap()
+        one_node_scenario(&["replicas: 2", "serviceTime: { fixed: 5ms }"], &rest)
     }
 
     #[test]

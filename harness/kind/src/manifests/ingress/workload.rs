@@ -56,13 +56,14 @@ use harness_core::clock::TimeScale;
 use harness_core::scenario::model::Ingress;
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction,
-    ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, SeccompProfile,
-    SecurityContext, Service,
+    Capabilities, Container, ContainerPort, HTTPGetAction, PodSecurityContext, PodSpec, Probe,
+    SeccompProfile, SecurityContext, Service,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::super::pod::{self, field_env};
+use super::super::service::http_cluster_ip;
 use super::super::{APP_LABEL, ROLE_LABEL};
 use super::{
     CONTROLLER, HAPROXY_HEALTHZ_PORT, HEALTHZ_PORT, HTTP_PORT, INGRESS_ROLE, IngressPlan,
@@ -135,11 +136,7 @@ fn labelled(plan: &IngressPlan<'_>, name: &str) -> ObjectMeta {
 pub fn service(plan: &IngressPlan<'_>) -> Service {
     Service {
         metadata: labelled(plan, CONTROLLER),
-        spec: Some(crate::manifests::service::http_cluster_ip(
-            selector(),
-            SERVICE_PORT,
-            HTTP_PORT,
-        )),
+        spec: Some(http_cluster_ip(selector(), SERVICE_PORT, HTTP_PORT)),
         ..Default::default()
     }
 }
@@ -149,20 +146,6 @@ fn port(name: &str, number: u16) -> ContainerPort {
         name: Some(name.to_owned()),
         container_port: i32::from(number),
         protocol: Some("TCP".to_owned()),
-        ..Default::default()
-    }
-}
-
-fn field_env(name: &str, path: &str) -> EnvVar {
-    EnvVar {
-        name: name.to_owned(),
-        value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector {
-                field_path: path.to_owned(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
         ..Default::default()
     }
 }
@@ -234,16 +217,10 @@ pub fn stateful_set(plan: &IngressPlan<'_>) -> StatefulSet {
             replicas: Some(i32::try_from(plan.ingress.replicas).unwrap_or(i32::MAX)),
             pod_management_policy: Some("Parallel".to_owned()),
             service_name: Some(CONTROLLER.to_owned()),
-            selector: LabelSelector {
-                match_labels: Some(selector()),
-                ..Default::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(pod_labels),
-                    ..Default::default()
-                }),
-                spec: Some(PodSpec {
+            selector: pod::selector(selector()),
+            template: pod::template(
+                pod_labels,
+                PodSpec {
                     service_account_name: Some(CONTROLLER.to_owned()),
                     automount_service_account_token: Some(true),
                     containers: vec![container(plan)],
@@ -255,8 +232,8 @@ pub fn stateful_set(plan: &IngressPlan<'_>) -> StatefulSet {
                     }),
                     termination_grace_period_seconds: Some(60),
                     ..Default::default()
-                }),
-            },
+                },
+            ),
             ..Default::default()
         },
         ..Default::default()
