@@ -236,7 +236,7 @@ fn the_workloads_get_the_local_targets_arguments() {
         spec.containers[0].args.as_ref().unwrap(),
         &flagsvc.to_args()
     );
-    let sidecar = sidecar_args(
+    let mut sidecar = sidecar_args(
         &svc.sidecar.unwrap(),
         &svc.app,
         TimeScale::REAL,
@@ -244,6 +244,9 @@ fn the_workloads_get_the_local_targets_arguments() {
         any(SIDECAR_ADMIN_PORT),
         local(FLAGSVC_PORT),
     );
+    // In a pod the final counters go to the container's termination message, where the
+    // pod watch reads them (the local target gives a file of the run).
+    sidecar.termination_log = Some("/dev/termination-log".into());
     assert_eq!(
         spec.containers[1].args.as_ref().unwrap(),
         &sidecar.to_args()
@@ -546,6 +549,26 @@ fn durations_are_scaled_and_unscalable_ones_refused() {
         .unwrap();
     assert_eq!(sleep.seconds, 3);
     assert_eq!(app.readiness_probe.clone().unwrap().period_seconds, Some(1));
+    // The not-ready toleration (300 s unless the scenario says otherwise) scales too, so the
+    // pods carry their own instead of the admission plugin's 300 s.
+    let tolerations: Vec<(String, Option<i64>)> = spec
+        .tolerations
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| {
+            assert_eq!(t.effect.as_deref(), Some("NoExecute"));
+            assert_eq!(t.operator.as_deref(), Some("Exists"));
+            (t.key.unwrap(), t.toleration_seconds)
+        })
+        .collect();
+    assert_eq!(
+        tolerations,
+        [
+            ("node.kubernetes.io/not-ready".to_owned(), Some(30)),
+            ("node.kubernetes.io/unreachable".to_owned(), Some(30)),
+        ]
+    );
     let args = generator_args(&m.generators);
     assert_eq!(
         value_of(&args, "--duration"),
@@ -566,6 +589,31 @@ fn durations_are_scaled_and_unscalable_ones_refused() {
         "{text}"
     );
     assert!(text.contains("--time-scale 0.1"), "{text}");
+}
+
+/// `service.notReadyToleration` reaches the pods as their not-ready and unreachable
+/// tolerations; at its default and time scale 1 the pods carry none (the admission plugin adds
+/// the same 300 s).
+#[test]
+fn the_not_ready_toleration_is_the_pods_own_only_when_it_differs() {
+    let mut scenario = load("scenarios/topology-skew.yaml", None);
+    let images = images();
+    let seconds = |scenario: &Scenario| -> Vec<Option<i64>> {
+        let m = manifests::render(scenario, &input(scenario, &images, TimeScale::REAL)).unwrap();
+        m.deployment
+            .spec
+            .template
+            .spec
+            .unwrap()
+            .tolerations
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| t.toleration_seconds)
+            .collect()
+    };
+    assert_eq!(seconds(&scenario), Vec::<Option<i64>>::new());
+    scenario.service.not_ready_toleration = std::time::Duration::from_secs(60);
+    assert_eq!(seconds(&scenario), [Some(60), Some(60)]);
 }
 
 /// The `rollout` action's patch: `restart` only touches the template's annotation; a changed

@@ -22,7 +22,7 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::{
     ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, PodReadinessGate, PodSpec, Probe,
-    SleepAction, TopologySpreadConstraint,
+    SleepAction, Toleration, TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -220,12 +220,38 @@ pub fn deployment(
                     topology_spread_constraints: spread_constraints(scenario),
                     termination_grace_period_seconds: Some(secs.grace_period),
                     readiness_gates: readiness_gates(scenario),
+                    tolerations: not_ready_tolerations(secs.not_ready_toleration),
                     ..pod::spec()
                 },
             ),
             ..Default::default()
         },
         ..Default::default()
+    })
+}
+
+/// What the DefaultTolerationSeconds admission plugin gives a pod without its own
+/// (`plugin/pkg/admission/defaulttolerationseconds/admission.go`, v1.34).
+const DEFAULT_TOLERATION_SECONDS: i64 = 300;
+
+/// The `node.kubernetes.io/not-ready` and `unreachable` NoExecute tolerations for `seconds`
+/// (the scenario's `notReadyToleration` at the run's time scale); none when the admission
+/// plugin's default gives the same.
+fn not_ready_tolerations(seconds: i64) -> Option<Vec<Toleration>> {
+    (seconds != DEFAULT_TOLERATION_SECONDS).then(|| {
+        [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ]
+        .into_iter()
+        .map(|key| Toleration {
+            key: Some(key.to_owned()),
+            operator: Some("Exists".to_owned()),
+            effect: Some("NoExecute".to_owned()),
+            toleration_seconds: Some(seconds),
+            ..Default::default()
+        })
+        .collect()
     })
 }
 

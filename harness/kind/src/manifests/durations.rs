@@ -1,6 +1,7 @@
 //! The service's whole-second fields at the run's time scale ([`super::time`]): the probe's
 //! `periodSeconds` (at least 1) and `initialDelaySeconds`, `minReadySeconds`,
-//! `terminationGracePeriodSeconds` and the preStop `sleep.seconds` — of the Deployment as
+//! `terminationGracePeriodSeconds`, the not-ready/unreachable `tolerationSeconds` and the
+//! preStop `sleep.seconds` — of the Deployment as
 //! deployed and of every `rollout` action's new revision — and the autoscaler's periods
 //! ([`super::autoscaler::check`]). [`check`] lists every value that does
 //! not scale, so a run is refused up front naming each; [`timings`] states what the cluster
@@ -20,12 +21,15 @@ pub struct ServiceSeconds {
     pub probe_initial_delay: i64,
     pub min_ready: i64,
     pub grace_period: i64,
+    /// `tolerationSeconds` of the `node.kubernetes.io/not-ready` and `unreachable` NoExecute
+    /// tolerations (`service.notReadyToleration`).
+    pub not_ready_toleration: i64,
     /// The preStop sleep, when the hook is the native sleep.
     pub pre_stop_sleep: Option<i64>,
 }
 
 /// The service's whole-second fields: (scenario field, value, Kubernetes' minimum).
-fn service_fields(scenario: &Scenario) -> [(&'static str, Duration, i64); 4] {
+fn service_fields(scenario: &Scenario) -> [(&'static str, Duration, i64); 5] {
     let svc = &scenario.service;
     [
         (
@@ -44,6 +48,7 @@ fn service_fields(scenario: &Scenario) -> [(&'static str, Duration, i64); 4] {
             svc.termination.grace_period,
             0,
         ),
+        ("service.notReadyToleration", svc.not_ready_toleration, 0),
     ]
 }
 
@@ -52,13 +57,14 @@ pub fn service_seconds(
     scenario: &Scenario,
     scale: TimeScale,
 ) -> Result<ServiceSeconds, Box<UnscalableSeconds>> {
-    let [period, delay, min_ready, grace] =
+    let [period, delay, min_ready, grace, toleration] =
         service_fields(scenario).map(|(field, d, min)| whole_seconds(field, d, scale, min));
     Ok(ServiceSeconds {
         probe_period: period?,
         probe_initial_delay: delay?,
         min_ready: min_ready?,
         grace_period: grace?,
+        not_ready_toleration: toleration?,
         pre_stop_sleep: pre_stop_sleep(
             "service.termination.preStop.sleep",
             &scenario.service.termination.pre_stop,
@@ -136,6 +142,9 @@ pub fn timings(scenario: &Scenario, scale: TimeScale) -> Timings {
         "terminationGracePeriodSeconds",
         svc.termination.grace_period,
     );
+    if scale.wall(svc.not_ready_toleration) != Duration::from_secs(300) {
+        push("not-ready tolerationSeconds", svc.not_ready_toleration);
+    }
     if let PreStop::Sleep(d) = svc.termination.pre_stop {
         push("preStop sleep", d);
     }
