@@ -1,3 +1,6 @@
+//! Unit tests of the self-audit: each invariant held on consistent numbers and violated, with
+//! its numbers named, when one count is off.
+
 use std::collections::BTreeMap;
 
 use workload_contract::loadgen::Report;
