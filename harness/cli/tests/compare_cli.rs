@@ -292,7 +292,39 @@ fn run_with_a_baseline_compares_the_new_run_and_refuses_another_scenario() {
     let third = tempfile::tempdir().unwrap();
     let output = run(third.path(), &["--baseline", &other]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
-    assert!(String::from_utf8_lossy(&output.stderr).contains("different scenarios"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("different scenarios"), "{stderr}");
+    // Found before anything starts (it used to be found after the whole run).
+    assert!(stderr.contains("nothing was started"), "{stderr}");
+    assert!(!stderr.contains("running minimal"), "{stderr}");
+    assert_eq!(std::fs::read_dir(third.path()).unwrap().count(), 0);
+
+    // `--out` onto the finished baseline: refused, exit 2, naming the run; the baseline stays.
+    let before = std::fs::read_to_string(base.path().join("summary.json")).unwrap();
+    let old: Value = serde_json::from_str(&before).unwrap();
+    std::fs::write(base.path().join("loadgen-old.json"), "{}").unwrap();
+    let output = run(base.path(), &[]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "holds the results of another run (run {} of minimal",
+            old["runId"].as_str().unwrap()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(base.path().join("summary.json")).unwrap(),
+        before
+    );
+    // With --replace the old run is gone entirely, the new one in its place.
+    let output = run(base.path(), &["--replace"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(!base.path().join("loadgen-old.json").exists());
+    let new: Value =
+        serde_json::from_str(&std::fs::read_to_string(base.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_ne!(new["runId"], old["runId"]);
 
     // A bound without anything to compare with is a usage error, before anything runs.
     let fourth = tempfile::tempdir().unwrap();

@@ -42,13 +42,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub variant: Option<String>,
     /// Override one value of the scenario for this run (repeatable), e.g. `--set
-    /// load.duration=10s --set load.generators[ingress-2a].rate=50`: a path of keys joined by
+    /// load.duration=30s --set load.generators[ingress-2a].rate=50`: a path of keys joined by
     /// `.`, list entries as [0] or [name]; applied after the variant, checked like the file.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
-    /// Output directory (default: results/<scenario>/<run-id>).
+    /// Output directory (default: results/<scenario>/<run-id>). It must be new or empty: one
+    /// holding another run's results is refused (exit 2) unless --replace.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// With --out: delete the results of the run already in that directory before this run
+    /// starts (only a harness run's; a directory of other files is still refused).
+    #[arg(long, requires = "out")]
+    pub replace: bool,
     /// Seed for every random choice (scheduling ties, backend picks), so a run can be repeated.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -194,6 +199,9 @@ pub fn run(args: RunArgs) -> Outcome {
             "--max-regression needs something to compare with: add --baseline DIR or --matrix PATH=V1,V2"
         )));
     }
+    if let Some(base) = &args.baseline {
+        check_baseline(&args, base)?;
+    }
     let out_dir = run_once(&args, &args.set, &KindCell::default(), args.out.clone())?;
     let verdict = out_dir.1;
     match &args.baseline {
@@ -205,6 +213,31 @@ pub fn run(args: RunArgs) -> Outcome {
             let compared = super::compare::outcome_of(&comparison);
             worse(verdict, compared)
         }
+    }
+}
+
+/// `--baseline DIR` before anything starts: a baseline that cannot be compared with this run
+/// (another scenario, other expectations, a partial run, another target) is refused, exit 2.
+fn check_baseline(args: &RunArgs, base: &Path) -> Result<(), Failure> {
+    let stored = super::compare::read_summary(base)?;
+    let scenario = load_scenario_with(&args.file, args.variant.as_deref(), &args.set)
+        .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
+    let planned = harness_core::compare::PlannedRun {
+        scenario: scenario.name.clone(),
+        variant: scenario.selected_variant.clone(),
+        expectations: scenario
+            .expectations
+            .iter()
+            .map(|e| (e.name.clone(), e.metric.as_str().to_owned()))
+            .collect(),
+        target: args.target.as_str().to_owned(),
+    };
+    match harness_core::compare::baseline_refusal(&stored, &planned) {
+        None => Ok(()),
+        Some(why) => Err(Failure::InvalidInput(anyhow!(
+            "--baseline {}: cannot be this run's baseline: {why}; nothing was started",
+            base.display()
+        ))),
     }
 }
 
@@ -330,16 +363,28 @@ pub fn run_once(
         })?;
     // Claimed before anything starts: an unwritable or full directory stops the run here.
     let (run_id, claimed) = match &out {
-        Some(given) => (new_run_id(args.seed), out_dir::claim_given(given)),
+        Some(given) => (
+            new_run_id(args.seed),
+            out_dir::claim_given(given, args.replace).map_err(|e| match e {
+                out_dir::ClaimError::Occupied(why) => Failure::InvalidInput(anyhow!(why)),
+                out_dir::ClaimError::Unusable(e) => {
+                    Failure::Infrastructure(anyhow!("{e:#}; nothing was started"))
+                }
+            }),
+        ),
         None => match out_dir::claim_fresh(&Path::new("results").join(&scenario.name), || {
             new_run_id(args.seed)
         }) {
             Ok((id, dir)) => (id, Ok(dir)),
-            Err(e) => (String::new(), Err(e)),
+            Err(e) => (
+                String::new(),
+                Err(Failure::Infrastructure(anyhow!(
+                    "{e:#}; nothing was started"
+                ))),
+            ),
         },
     };
-    let claimed =
-        claimed.map_err(|e| Failure::Infrastructure(anyhow!("{e:#}; nothing was started")))?;
+    let claimed = claimed?;
     let out_dir = claimed.path.clone();
     let ctx = RunContext {
         run_id,
@@ -426,6 +471,9 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
     for line in &s.explanation {
         println!("  {line}");
     }
+    if let Some(audit) = &s.audit {
+        println!("  {}", audit.headline());
+    }
     println!(
         "{}. Report: {}",
         verdict_line(s),
@@ -435,8 +483,13 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         ExitStatus::Passed => Ok(()),
         ExitStatus::ExpectationFailed => Err(Failure::ExpectationFailed),
         ExitStatus::InvalidInput | ExitStatus::Infrastructure => {
+            let audit_violated = s.audit.as_ref().is_some_and(|a| !a.held);
             let why = match &outcome.error {
                 Some(e) => harness_core::text::error_chain(e),
+                None if outcome.interrupted => "interrupted".to_owned(),
+                None if audit_violated => {
+                    "the run's self-audit found numbers that do not reconcile (see `audit` in summary.json): the measurement is broken, so the verdict cannot be trusted".to_owned()
+                }
                 None => "interrupted".to_owned(),
             };
             Err(Failure::Infrastructure(anyhow!(
@@ -499,6 +552,12 @@ fn verdict_line(s: &harness_core::report::Summary) -> String {
         let why = s.partial_reason.as_deref().unwrap_or("cut short");
         return format!(
             "INCOMPLETE ({why}): {held} of {total} expectations held, {not_evaluated} not evaluated (their windows were not reached); never a pass"
+        );
+    }
+    if let Some(audit) = s.audit.as_ref().filter(|a| !a.held) {
+        return format!(
+            "UNTRUSTED: {held}/{total} expectations held, but {} accounting check(s) of the self-audit were violated; never a pass",
+            audit.violated
         );
     }
     let word = match s.verdict {

@@ -12,7 +12,10 @@
 //! `rolloutDuration` and `timeToScaleUp`); a model fed wall time gets it back in Kubernetes
 //! time with [`TimeScale::kubernetes`]. Never scaled: the data plane (service time, request
 //! timeout, SSE heartbeat, sidecar queue timeout and readiness-on-saturation period), whose
-//! timings are the workload's own. Results are on the wall clock, stated with their scale.
+//! timings are the workload's own. Measurements are taken on the wall clock; what the
+//! scenario states in Kubernetes time (the control-plane durations `rolloutDuration` and
+//! `timeToScaleUp`, and the instants of control-plane events in the explanation) is reported
+//! in Kubernetes time, with the wall clock alongside ([`TimeScale::instant_text`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -63,6 +66,27 @@ impl TimeScale {
             wall
         } else {
             wall.div_f64(self.0)
+        }
+    }
+}
+
+impl TimeScale {
+    /// An instant `wall_s` seconds from the load start as the reports name it: `7.7s` at time
+    /// scale 1; else in Kubernetes time with the wall clock alongside, `77.0s (7.7s wall)`.
+    pub fn instant_text(self, wall_s: f64) -> String {
+        if self.is_real() {
+            format!("{wall_s:.1}s")
+        } else {
+            format!("{:.1}s ({wall_s:.1}s wall)", wall_s / self.0)
+        }
+    }
+
+    /// Seconds of wall time as Kubernetes seconds.
+    pub fn kubernetes_secs(self, wall_s: f64) -> f64 {
+        if self.is_real() {
+            wall_s
+        } else {
+            wall_s / self.0
         }
     }
 }

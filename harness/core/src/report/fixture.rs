@@ -1,4 +1,4 @@
-//! A small failing summary the renderers' unit tests share.
+//! A small failing summary, and a self-audit for it, that the renderers' unit tests share.
 
 use super::*;
 use std::collections::BTreeMap;
@@ -149,5 +149,30 @@ fn pod(name: &str, arrived: u64, admitted: u64, answered: u64) -> PodSummary {
             ..PodSource::default()
         }),
         load_balancer: None,
+    }
+}
+
+/// A self-audit of two checks on `pod-3` and `pod-1`; `pod-3`'s has `status`.
+pub fn audit(status: crate::audit::AuditStatus) -> crate::audit::Audit {
+    use crate::audit::{Audit, AuditCheck, AuditStatus};
+    let check = |subject: &str, status| AuditCheck {
+        invariant: "answersWithinArrivals".into(),
+        subject: subject.into(),
+        statement: "answered 488 + streams 0 ≤ arrived 475".into(),
+        values: Default::default(),
+        status,
+        note: None,
+    };
+    let checks = vec![check("pod-3", status), check("pod-1", AuditStatus::Held)];
+    let violated = checks
+        .iter()
+        .filter(|c| c.status == AuditStatus::Violated)
+        .count() as u32;
+    Audit {
+        held: violated == 0,
+        checked: 2,
+        violated,
+        not_checked: 0,
+        checks,
     }
 }

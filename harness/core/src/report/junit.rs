@@ -1,7 +1,10 @@
 //! `junit.xml`: one testsuite per run, one testcase per expectation; a failed expectation is a
 //! `<failure>` carrying the evidence. A partial run never passes: an expectation whose window
 //! the run did not complete is an `<error>` (not evaluated), the suite gets one more testcase,
-//! `the run completed`, that is an error, and a `<system-err>` note says why it stopped.
+//! `the run completed`, that is an error, and a `<system-err>` note says why it stopped. A run
+//! with a self-audit gets the testcase `the run's numbers reconcile (self-audit)`: an error
+//! naming the violated invariants when one was violated (the measurement is broken, so the
+//! verdict cannot be trusted either way).
 //!
 //! Written by hand rather than with `quick-junit` (0.8): that crate always writes `skipped`
 //! between `tests` and `failures` and indents by four spaces, so it cannot write this
@@ -25,8 +28,11 @@ pub fn render_junit(summary: &Summary) -> String {
         .iter()
         .filter(|e| e.incomplete.is_some())
         .count();
-    let tests = summary.expectations.len() + usize::from(summary.partial);
-    let errors = incomplete + usize::from(summary.partial);
+    let audit_violated = summary.audit.as_ref().is_some_and(|a| !a.held);
+    let tests = summary.expectations.len()
+        + usize::from(summary.partial)
+        + usize::from(summary.audit.is_some());
+    let errors = incomplete + usize::from(summary.partial) + usize::from(audit_violated);
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     xml.push_str(&format!(
         "<testsuites name=\"harness\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n"
@@ -70,6 +76,9 @@ pub fn render_junit(summary: &Summary) -> String {
         }
         xml.push_str("    </testcase>\n");
     }
+    if let Some(audit) = &summary.audit {
+        audit_testcase(&mut xml, &suite, audit);
+    }
     if summary.partial {
         let reason = summary.partial_reason.as_deref().unwrap_or("cut short");
         xml.push_str(&format!(
@@ -87,10 +96,31 @@ pub fn render_junit(summary: &Summary) -> String {
     xml
 }
 
+/// The self-audit as one testcase: an error listing every violated invariant with its numbers.
+fn audit_testcase(xml: &mut String, suite: &str, audit: &crate::audit::Audit) {
+    xml.push_str(&format!(
+        "    <testcase classname=\"{}\" name=\"the run's numbers reconcile (self-audit)\">\n",
+        escape(suite)
+    ));
+    if !audit.held {
+        let details: Vec<String> = audit
+            .violations()
+            .map(|c| format!("{} {}: {}", c.subject, c.invariant, c.statement))
+            .collect();
+        xml.push_str(&format!(
+            "      <error type=\"audit\" message=\"{} of {} accounting checks violated: the measurement is broken, not the system under test\">{}</error>\n",
+            audit.violated,
+            audit.checked,
+            escape(&details.join("\n"))
+        ));
+    }
+    xml.push_str("    </testcase>\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::failing_summary;
+    use crate::report::fixture::{audit, failing_summary};
 
     #[test]
     fn one_testcase_per_expectation_with_failures_counted() {
@@ -142,5 +172,34 @@ mod tests {
         let xml = render_junit(&summary);
         assert!(xml.contains("<system-err>partial run: interrupted &lt;Ctrl-C&gt;</system-err>"));
         assert!(xml.contains("name=\"partial\" value=\"true\""));
+    }
+
+    /// A violated self-audit is an error in JUnit (the numbers cannot be trusted), whatever the
+    /// expectations say; a held one is one more passing testcase.
+    #[test]
+    fn the_self_audit_is_a_testcase_and_a_violation_an_error() {
+        use crate::audit::AuditStatus;
+        let mut summary = failing_summary();
+        summary.expectations[0].passed = true;
+        summary.audit = Some(audit(AuditStatus::Held));
+        let xml = render_junit(&summary);
+        assert!(
+            xml.contains("tests=\"2\" failures=\"0\" errors=\"0\""),
+            "{xml}"
+        );
+        assert!(xml.contains("name=\"the run's numbers reconcile (self-audit)\""));
+
+        summary.audit = Some(audit(AuditStatus::Violated));
+        let xml = render_junit(&summary);
+        assert!(
+            xml.contains("tests=\"2\" failures=\"0\" errors=\"1\""),
+            "{xml}"
+        );
+        assert!(xml.contains("1 of 2 accounting checks violated"), "{xml}");
+        assert!(
+            xml.contains("pod-3 answersWithinArrivals: answered 488 + streams 0 ≤ arrived 475"),
+            "{xml}"
+        );
+        assert!(!xml.contains("pod-1 answersWithinArrivals"), "{xml}");
     }
 }

@@ -80,10 +80,30 @@ pub fn render_markdown(summary: &Summary) -> String {
     if let Some(agreement) = &summary.model_agreement {
         model_agreement(&mut md, agreement);
     }
+    if let Some(audit) = &summary.audit {
+        audit_section(&mut md, audit);
+    }
     if let Some(inv) = &summary.invocation {
         let _ = writeln!(md, "\nReproduce: `{}`", inv.command);
     }
     md
+}
+
+/// The self-audit: its headline, and every violated invariant with its numbers.
+fn audit_section(md: &mut String, audit: &crate::audit::Audit) {
+    let _ = writeln!(md, "\n**Self-audit.** {}", cell(&audit.headline()));
+    if !audit.held {
+        md.push_str("\n| subject | invariant | numbers |\n|---|---|---|\n");
+        for c in audit.violations() {
+            let _ = writeln!(
+                md,
+                "| {} | `{}` | {} |",
+                cell(&c.subject),
+                c.invariant,
+                cell(&c.statement)
+            );
+        }
+    }
 }
 
 /// How the real EndpointSlice controller's hints compared with kube-model's (cluster targets).

@@ -91,6 +91,9 @@ pub fn observed_text(e: &ExpectationResult) -> String {
 
 /// `PASS`, `FAIL`, with `(partial run)` when cut short.
 pub fn verdict_text(summary: &Summary) -> &'static str {
+    if summary.audit.as_ref().is_some_and(|a| !a.held) {
+        return "UNTRUSTED (self-audit violated)";
+    }
     match (summary.verdict, summary.partial) {
         (Verdict::Pass, false) => "PASS",
         (Verdict::Fail, false) => "FAIL",

@@ -60,8 +60,87 @@ pub fn load_scenario_str(
     load_scenario_str_with(text, file, variant, &[])
 }
 
-/// As [`load_scenario_with`], for text already read; `file` names it in diagnostics.
+/// As [`load_scenario_with`], for text already read; `file` names it in diagnostics. A
+/// problem that only the overrides cause — on a value they did not set, e.g. timeline entries
+/// beyond a shortened `load.duration` — names the `--set` that caused it.
 pub fn load_scenario_str_with(
+    text: &str,
+    file: &str,
+    variant: Option<&str>,
+    overrides: &[Override],
+) -> Result<Scenario, ScenarioErrors> {
+    let result = load_once(text, file, variant, overrides);
+    match result {
+        Err(errors) if !overrides.is_empty() => Err(attribute_to_overrides(
+            errors, text, file, variant, overrides,
+        )),
+        other => other,
+    }
+}
+
+/// Appends to each problem the overrides cause elsewhere than in the value they set (those
+/// say "the value comes from" already) which `--set` causes it: the one that alone causes it,
+/// else all of them.
+fn attribute_to_overrides(
+    mut errors: ScenarioErrors,
+    text: &str,
+    file: &str,
+    variant: Option<&str>,
+    overrides: &[Override],
+) -> ScenarioErrors {
+    type Key = (Option<String>, String, String);
+    let keys = |r: Result<Scenario, ScenarioErrors>| -> Vec<Key> {
+        r.err()
+            .map(|e| {
+                e.diagnostics
+                    .into_iter()
+                    .map(|d| (d.variant, d.path, d.message))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let without = keys(load_once(text, file, variant, &[]));
+    let alone: Vec<Vec<Key>> = if overrides.len() == 1 {
+        vec![Vec::new()]
+    } else {
+        overrides
+            .iter()
+            .map(|o| keys(load_once(text, file, variant, std::slice::from_ref(o))))
+            .collect()
+    };
+    for d in &mut errors.diagnostics {
+        if d.message.contains("(the value comes from --set") {
+            continue;
+        }
+        let key = (d.variant.clone(), d.path.clone(), d.message.clone());
+        if without.contains(&key) {
+            continue;
+        }
+        let causes: Vec<String> = if overrides.len() == 1 {
+            vec![overrides[0].to_string()]
+        } else {
+            let single: Vec<String> = overrides
+                .iter()
+                .zip(&alone)
+                .filter(|(_, problems)| problems.contains(&key))
+                .map(|(o, _)| o.to_string())
+                .collect();
+            if single.is_empty() {
+                overrides.iter().map(ToString::to_string).collect()
+            } else {
+                // Each of these causes it alone: name the first.
+                single.into_iter().take(1).collect()
+            }
+        };
+        d.message.push_str(&format!(
+            " (caused by {}: the file passes this check without it)",
+            causes.join(" together with ")
+        ));
+    }
+    errors
+}
+
+fn load_once(
     text: &str,
     file: &str,
     variant: Option<&str>,

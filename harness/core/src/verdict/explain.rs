@@ -12,12 +12,16 @@ use kube_model::events::is_topology_hints_reason;
 
 use super::evaluate::explain_failure;
 use super::removals::removal_story;
+use crate::clock::TimeScale;
 use crate::measure::{EventKind, Removal, RolloutStage, RunData, SkewStats};
 use crate::report::ExpectationResult;
 
-/// The explanation of a run: `partial_reason` when it was cut short.
+/// The explanation of a run: `partial_reason` when it was cut short. The control plane's
+/// instants (hint changes, rollouts, the autoscaler's decisions) are told in Kubernetes time at
+/// `scale`, the wall clock alongside.
 pub fn explain(
     partial_reason: Option<&str>,
+    scale: TimeScale,
     run: &RunData,
     expectations: &[ExpectationResult],
     skew: &SkewStats,
@@ -40,9 +44,9 @@ pub fn explain(
         .iter()
         .any(|e| matches!(e.kind, EventKind::Hints { .. }))
     {
-        explanation.extend(control_plane_story(run));
+        explanation.extend(control_plane_story(run, scale));
     }
-    explanation.extend(lifecycle_story(run));
+    explanation.extend(lifecycle_story(run, scale));
     explanation.extend(ingress_story(run));
     explanation.extend(removal_story(removals));
     if !skew.starved.is_empty() {
@@ -128,7 +132,8 @@ fn notes(run: &RunData) -> Vec<String> {
 /// Sentences about rollouts, kubelet warnings and autoscaling, e.g. "rollout of revision 1:
 /// 3.0s to 3.4s" or "autoscaler: 4 → 8 replicas at 7.7s (demand 200 rps at the source, 79
 /// processed at the destination)".
-fn lifecycle_story(run: &RunData) -> Vec<String> {
+fn lifecycle_story(run: &RunData, scale: TimeScale) -> Vec<String> {
+    let at = |t: f64| scale.instant_text(t);
     let mut story = Vec::new();
     let mut started: BTreeMap<u32, f64> = BTreeMap::new();
     let mut warnings: BTreeMap<String, usize> = BTreeMap::new();
@@ -147,8 +152,9 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
             } => {
                 let from = started.remove(revision).unwrap_or(e.t_s);
                 story.push(format!(
-                    "rollout of revision {revision}: {from:.1}s to {:.1}s",
-                    e.t_s
+                    "rollout of revision {revision}: {} to {}",
+                    at(from),
+                    at(e.t_s)
                 ));
             }
             EventKind::KubeEvent { kind, reason, .. }
@@ -163,16 +169,17 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
                 destination_rps,
                 ..
             } if current != desired => scalings.push(format!(
-                "autoscaler: {current} → {desired} replicas at {:.1}s (demand {source_rps:.0} \
+                "autoscaler: {current} → {desired} replicas at {} (demand {source_rps:.0} \
                  rps at the source, {destination_rps:.0} processed at the destination)",
-                e.t_s
+                at(e.t_s)
             )),
             _ => {}
         }
     }
     for (revision, from) in started {
         story.push(format!(
-            "rollout of revision {revision} started at {from:.1}s and did not complete"
+            "rollout of revision {revision} started at {} and did not complete",
+            at(from)
         ));
     }
     for (reason, n) in warnings {
@@ -193,7 +200,7 @@ fn lifecycle_story(run: &RunData) -> Vec<String> {
 /// Sentences about hints and reachability: the state at load start, then every change of the
 /// hints with the event that explains it and who each zone's clients reach afterwards, e.g.
 /// "12.0s: hints removed (TopologyAwareHintsDisabled: ...); clients in zone a reach 4 of 4".
-fn control_plane_story(run: &RunData) -> Vec<String> {
+fn control_plane_story(run: &RunData, scale: TimeScale) -> Vec<String> {
     let mut story = Vec::new();
     let mut reach: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
     let mut hints_on = false;
@@ -234,7 +241,7 @@ fn control_plane_story(run: &RunData) -> Vec<String> {
         }
         if t >= 0.0 && hints_on != before {
             story.push(describe_state(
-                &format!("{t:.1}s"),
+                &scale.instant_text(t),
                 hints_on,
                 reason,
                 &reach,

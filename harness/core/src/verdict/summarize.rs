@@ -41,6 +41,7 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     let removals = measure::removals(run);
     let explanation = explain(
         facts.partial_reason.as_deref(),
+        crate::clock::TimeScale::new(facts.time_scale).unwrap_or_default(),
         run,
         &expectations,
         &skew,

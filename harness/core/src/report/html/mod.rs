@@ -1,8 +1,9 @@
 //! `report.html`: one self-contained page (inline CSS and SVG; no scripts, fonts or anything
 //! fetched) built from the summary: a verdict banner, the explanation as prose with its
 //! evidence, the expectations table, the reconciled per-pod table, the traffic matrix as a heat
-//! map, the charts (values on hover) and the run's facts.
+//! map, the charts (values on hover), the self-audit of the numbers and the run's facts.
 
+mod audit;
 mod charts;
 mod pods;
 mod sections;
@@ -54,6 +55,7 @@ pub fn render_html(summary: &Summary) -> String {
     charts::charts(&mut page, summary);
     sections::ingress(&mut page, summary);
     sections::hint_events(&mut page, summary);
+    audit::audit(&mut page, summary);
     sections::facts(&mut page, summary);
     page.push_str("</main></body></html>\n");
     page
@@ -101,5 +103,41 @@ mod tests {
             assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
         }
         assert!(html.contains("class=\"banner fail\""));
+    }
+
+    /// The self-audit has its section; a violation turns the banner red and lists the
+    /// violated invariant with its numbers, even when every expectation held.
+    #[test]
+    fn the_self_audit_is_shown_and_a_violation_turns_the_page_red() {
+        use crate::audit::AuditStatus;
+        use crate::report::fixture::audit;
+        let mut summary = failing_summary();
+        summary.verdict = crate::report::Verdict::Pass;
+        for e in &mut summary.expectations {
+            e.passed = true;
+        }
+        summary.audit = Some(audit(AuditStatus::Held));
+        let html = render_html(&summary);
+        assert!(html.contains("<section id=\"audit\">"));
+        assert!(html.contains("audit: all 2 checks held"), "{html}");
+        assert!(html.contains("class=\"banner pass\""));
+
+        summary.audit = Some(audit(AuditStatus::Violated));
+        let html = render_html(&summary);
+        assert!(html.contains("class=\"banner fail\""));
+        assert!(html.contains("UNTRUSTED (self-audit violated)"));
+        assert!(html.contains("1 of 2 checks VIOLATED"), "{html}");
+        assert!(html.contains("<td>pod-3</td><td><code>answersWithinArrivals</code></td><td>answered 488 + streams 0 ≤ arrived 475</td><td class=\"result\">VIOLATED</td>"));
+        let md = crate::report::render_markdown(&summary);
+        assert!(
+            md.contains("# UNTRUSTED (self-audit violated) topology-skew"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| pod-3 | `answersWithinArrivals` | answered 488 + streams 0 ≤ arrived 475 |"
+            ),
+            "{md}"
+        );
     }
 }

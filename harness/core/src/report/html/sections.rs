@@ -19,9 +19,10 @@ pub fn title(summary: &Summary) -> String {
 }
 
 pub fn banner(page: &mut String, s: &Summary) {
+    let audit_violated = s.audit.as_ref().is_some_and(|a| !a.held);
     let (class, mark) = match s.verdict {
-        Verdict::Pass => ("pass", "✔"),
-        Verdict::Fail => ("fail", "✘"),
+        Verdict::Pass if !audit_violated => ("pass", "✔"),
+        _ => ("fail", "✘"),
     };
     let held = s.expectations.iter().filter(|e| e.passed).count();
     let _ = write!(
@@ -186,7 +187,7 @@ pub fn facts(page: &mut String, s: &Summary) {
         (
             "time scale",
             format!(
-                "{} (control-plane periods and delays × {}; times on this page are on that clock)",
+                "{} (control-plane periods and delays × {}; charts, windows and events are on that clock; rolloutDuration, timeToScaleUp and the control plane's instants in the explanation are in Kubernetes time, as the scenario states them, with the wall clock alongside)",
                 s.time_scale, s.time_scale
             ),
         ),
