@@ -8,6 +8,7 @@
 #   make fuzz    (each fuzz target ~1 min: FUZZ_SECONDS=N for longer; results/fuzz/)
 #   make overload  (the sidecar at 10x overload; results/overload/)
 #   make report-screenshot  (renders the recorded reports in headless Chromium; refreshes docs/)
+#   make soak    (SOAK_CASES random scenarios, default 200; writes results/soak/<date>.md)
 
 CARGO   ?= cargo
 TARGET  ?= local
@@ -17,10 +18,10 @@ OUT     ?=
 RUN_ARGS = --target $(TARGET) --variant $(VARIANT) --seed $(SEED) $(if $(OUT),--out $(OUT),)
 HARNESS  = ./target/release/harness
 
-.PHONY: help build test lint fmt bench clean images e2e-kind fuzz overload scenario-% scenario-autoscaler report-screenshot
+.PHONY: help build test lint fmt bench clean images e2e-kind fuzz overload scenario-% scenario-autoscaler report-screenshot soak
 
 help:
-	@sed -n '2,11p' Makefile
+	@sed -n '2,12p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
@@ -86,4 +87,15 @@ overload:
 
 clean:
 	$(CARGO) clean
-	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name bench -exec rm -rf {} +
+	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name bench ! -name soak -exec rm -rf {} +
+
+## Random valid scenarios on the local target (harness/cli/tests/random_scenarios.rs): each must
+## exit 0 or 1, pass its self-audit and agree with `harness plan`; failures are shrunk and
+## written with the report (results/soak/<date>.md, <date>.failures/). SOAK_SEED repeats a soak.
+SOAK_CASES ?= 200
+SOAK_SEED  ?= $(shell date +%Y%m%d)
+soak:
+	$(CARGO) build --workspace --bins
+	HARNESS_SOAK_CASES=$(SOAK_CASES) HARNESS_SOAK_SEED=$(SOAK_SEED) \
+		HARNESS_SOAK_REPORT=$(CURDIR)/results/soak/$(shell date +%Y-%m-%d).md \
+		$(CARGO) test -p harness --test random_scenarios -- --nocapture random_scenarios_run_clean

@@ -33,9 +33,9 @@ fn run(file: &str) -> (i32, Value, Vec<Value>) {
 fn reachable_at(events: &[Value], zone: &str, t_s: f64) -> Vec<String> {
     events
         .iter()
+        .rev()
         .filter(|e| e["event"] == "reachability" && e["zone"] == zone)
-        .filter(|e| e["tS"].as_f64().unwrap() <= t_s)
-        .last()
+        .find(|e| e["tS"].as_f64().unwrap() <= t_s)
         .map(|e| {
             e["pods"]
                 .as_array()

@@ -66,8 +66,10 @@ fn incident_reproduces_the_signature_and_fails() {
 
     // The other outputs.
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert_eq!(junit.matches("<testcase ").count(), 4);
-    assert!(junit.contains("failures=\"4\""), "{junit}");
+    // One testcase per expectation, and the self-audit, which held.
+    assert_eq!(junit.matches("<testcase ").count(), 5);
+    assert!(junit.contains("failures=\"4\" errors=\"0\""), "{junit}");
+    assert!(junit.contains("name=\"the run's numbers reconcile (self-audit)\""));
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     for chart in [
         "answered-per-pod",

@@ -83,17 +83,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What of the run the pod manager needs: where pods write their logs, the time scale, and
+/// the seed of the kubelets' probe jitter.
+#[derive(Debug, Clone)]
+pub struct PodRunContext {
+    pub out_dir: std::path::PathBuf,
+    pub scale: TimeScale,
+    pub seed: u64,
+}
+
 impl PodManager {
     pub fn new(
         bins: WorkloadBins,
         scraper: Scraper,
         scenario: Arc<Scenario>,
-        out_dir: std::path::PathBuf,
         shared: SharedState,
         targets: Targets,
-        scale: TimeScale,
-        seed: u64,
+        run: PodRunContext,
     ) -> Self {
+        let PodRunContext {
+            out_dir,
+            scale,
+            seed,
+        } = run;
         Self {
             inner: Arc::new(Inner {
                 bins,
@@ -106,7 +118,7 @@ impl PodManager {
                 pods: Mutex::new(BTreeMap::new()),
                 start_failures: Mutex::new(Vec::new()),
                 probers: Mutex::new(BTreeMap::new()),
-                jitter: Mutex::new(SmallRng::seed_from_u64(seed ^ 0x6b75_6265_6c65_74)),
+                jitter: Mutex::new(SmallRng::seed_from_u64(seed ^ 0x006b_7562_656c_6574)),
                 meta: Mutex::new(BTreeMap::new()),
                 targets,
                 tasks: Mutex::new(Vec::new()),

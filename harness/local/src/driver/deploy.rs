@@ -52,11 +52,13 @@ pub(super) async fn deploy(
         target.bins.clone(),
         target.scraper.clone(),
         scenario.clone(),
-        ctx.out_dir.clone(),
         shared.clone(),
         targets.clone(),
-        ctx.time_scale,
-        ctx.seed,
+        crate::pod_lifecycle::PodRunContext {
+            out_dir: ctx.out_dir.clone(),
+            scale: ctx.time_scale,
+            seed: ctx.seed,
+        },
     );
     let lb = match &scenario.load_balancer {
         Some(spec) => {

@@ -30,6 +30,7 @@
 mod gate;
 mod kill;
 mod node_failure;
+mod pending;
 mod rollout;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,6 +94,14 @@ pub struct Applied {
     pub pod_ops: Vec<PodOp>,
 }
 
+impl Applied {
+    /// Appends what `other` produced.
+    pub fn merge(&mut self, other: Applied) {
+        self.events.extend(other.events);
+        self.pod_ops.extend(other.pod_ops);
+    }
+}
+
 /// The cluster as the control plane sees it.
 #[derive(Debug, Clone)]
 pub struct ClusterModel {
@@ -124,6 +133,8 @@ pub struct ClusterModel {
     silent_nodes: BTreeMap<String, node_failure::SilentNode>,
     /// The pods' `tolerationSeconds` for the NoExecute not-ready/unreachable taints.
     not_ready_toleration: Duration,
+    /// Pods of the ReplicaSets that no node could take yet (Pending), in creation order.
+    pending: Vec<String>,
 }
 
 /// The routing mode as the Service object would carry it.
@@ -181,6 +192,7 @@ impl ClusterModel {
             rules,
             rng: SmallRng::seed_from_u64(seed),
             next_index: 0,
+            pending: Vec::new(),
             now: Duration::ZERO,
             created: BTreeMap::new(),
             ready_since: BTreeMap::new(),
@@ -249,57 +261,84 @@ impl ClusterModel {
         &self.endpoints
     }
 
-    /// Schedules `count` new pods (not ready until their probe passes).
+    /// Schedules `count` new pods (not ready until their probe passes); an error when one
+    /// cannot be placed (the initial deployment: the scenario cannot run). The ReplicaSet's
+    /// later pods use [`Self::create_or_pend`], which leaves such a pod Pending.
     pub fn create_pods(&mut self, count: u32) -> Result<Applied, Unschedulable> {
         let mut applied = Applied::default();
         for _ in 0..count {
-            let nodes: Vec<CandidateNode> = self
-                .endpoints
-                .nodes()
-                .map(|n| CandidateNode {
-                    name: n.name.clone(),
-                    zone: n.zone_label().to_owned(),
-                    allocatable_cpu_millis: n.allocatable_cpu_millis.unwrap_or(0),
-                    ready: n.ready,
-                    control_plane: n.control_plane,
-                })
-                .collect();
-            let mut per_node: BTreeMap<String, u32> = BTreeMap::new();
-            for p in self.endpoints.pods().filter(|p| !p.terminating) {
-                *per_node.entry(p.node.clone()).or_insert(0) += 1;
-            }
-            let node = place_pod(&nodes, &per_node, &self.rules, &mut self.rng)?;
-            let zone = self
-                .endpoints
-                .node(&node)
-                .map(|n| n.zone_label().to_owned())
-                .unwrap_or_default();
-            let pod = format!("pod-{}", self.next_index);
-            self.created.insert(pod.clone(), self.now);
-            let revision = self.current_revision().clone();
-            self.pod_revision.insert(pod.clone(), revision.number);
-            self.next_index += 1;
-            applied.events.push(EventKind::Pod {
-                pod: pod.clone(),
-                node: node.clone(),
-                zone: zone.clone(),
-                created: true,
-            });
-            applied.events.extend(self.endpoints.upsert_pod(PodRecord {
-                name: pod.clone(),
-                node: node.clone(),
-                zone: zone.clone(),
-                ready: false,
-                terminating: false,
-            }));
-            applied.pod_ops.push(PodOp::Start {
-                pod,
-                node,
-                zone,
-                revision,
-            });
+            let node = self.choose_node()?;
+            let pod = self.allocate_pod();
+            applied.merge(self.bind_pod(pod, node));
         }
         Ok(applied)
+    }
+
+    /// The scheduler's choice of a node for one more pod of the service.
+    fn choose_node(&mut self) -> Result<String, Unschedulable> {
+        let nodes: Vec<CandidateNode> = self
+            .endpoints
+            .nodes()
+            .map(|n| CandidateNode {
+                name: n.name.clone(),
+                zone: n.zone_label().to_owned(),
+                allocatable_cpu_millis: n.allocatable_cpu_millis.unwrap_or(0),
+                ready: n.ready,
+                control_plane: n.control_plane,
+            })
+            .collect();
+        let mut per_node: BTreeMap<String, u32> = BTreeMap::new();
+        for p in self.endpoints.pods().filter(|p| !p.terminating) {
+            *per_node.entry(p.node.clone()).or_insert(0) += 1;
+        }
+        place_pod(&nodes, &per_node, &self.rules, &mut self.rng)
+    }
+
+    /// A new pod of the current revision, created now: its name (`pod-<next>`).
+    fn allocate_pod(&mut self) -> String {
+        let pod = format!("pod-{}", self.next_index);
+        self.created.insert(pod.clone(), self.now);
+        self.pod_revision
+            .insert(pod.clone(), self.current_revision().number);
+        self.next_index += 1;
+        pod
+    }
+
+    /// Binds `pod` to `node`: it exists there from now on (not ready) and its containers start.
+    fn bind_pod(&mut self, pod: String, node: String) -> Applied {
+        let mut applied = Applied::default();
+        let zone = self
+            .endpoints
+            .node(&node)
+            .map(|n| n.zone_label().to_owned())
+            .unwrap_or_default();
+        let number = self.pod_revision.get(&pod).copied().unwrap_or(0);
+        let revision = self
+            .revisions
+            .iter()
+            .find(|r| r.number == number)
+            .unwrap_or_else(|| self.current_revision())
+            .clone();
+        applied.events.push(EventKind::Pod {
+            pod: pod.clone(),
+            node: node.clone(),
+            zone: zone.clone(),
+            created: true,
+        });
+        applied.events.extend(self.endpoints.upsert_pod(PodRecord {
+            name: pod.clone(),
+            node: node.clone(),
+            zone: zone.clone(),
+            ready: false,
+            terminating: false,
+        }));
+        applied.pod_ops.push(PodOp::Start {
+            pod,
+            node,
+            zone,
+            revision,
+        });
+        applied
     }
 
     /// A pod's containers' readiness as probed. Without a readiness gate that is the pod's
@@ -343,6 +382,9 @@ impl ClusterModel {
     pub fn delete_pods(&mut self, pods: &[String]) -> Applied {
         let mut applied = Applied::default();
         for pod in pods {
+            if self.forget_pending(pod) {
+                continue;
+            }
             let Some(record) = self.endpoints.pod(pod).cloned() else {
                 continue;
             };
@@ -393,16 +435,16 @@ impl ClusterModel {
             .unwrap_or_else(|| self.current_revision())
     }
 
+    /// The ReplicaSets' pods that are not terminating, Pending ones included (they count as
+    /// replicas).
     fn live_pods(&self) -> usize {
-        self.endpoints.pods().filter(|p| !p.terminating).count()
+        self.endpoints.pods().filter(|p| !p.terminating).count() + self.pending.len()
     }
 
-    /// Deletes pods and lets the ReplicaSet replace them.
+    /// Deletes pods and lets the ReplicaSet replace them (Pending where no node fits).
     fn delete_and_replace(&mut self, pods: Vec<String>) -> Result<Applied, Unschedulable> {
         let mut applied = self.delete_pods(&pods);
-        let replacements = self.create_pods(pods.len() as u32)?;
-        applied.events.extend(replacements.events);
-        applied.pod_ops.extend(replacements.pod_ops);
+        applied.merge(self.create_or_pend(pods.len() as u32));
         Ok(applied)
     }
 
@@ -433,9 +475,7 @@ impl ClusterModel {
                 applied.pod_ops.extend(deleted.pod_ops);
                 applied.pod_ops.extend(self.forget_node(node));
                 applied.events.extend(self.endpoints.remove_node(node));
-                let replacements = self.create_pods(pods.len() as u32)?;
-                applied.events.extend(replacements.events);
-                applied.pod_ops.extend(replacements.pod_ops);
+                applied.merge(self.create_or_pend(pods.len() as u32));
             }
             Action::RelabelNode { node, zone } => {
                 applied
@@ -467,6 +507,8 @@ impl ClusterModel {
             // the cluster's objects do not change.
             Action::ReloadIngress(_) | Action::RestartIngress(_) => {}
         }
+        // A node added, back, relabelled or with more CPU may take a Pending pod.
+        applied.merge(self.schedule_pending());
         Ok(applied)
     }
 
@@ -480,7 +522,7 @@ impl ClusterModel {
         }
         let live = self.live_pods() as u32;
         if replicas > live {
-            self.create_pods(replicas - live)
+            Ok(self.create_or_pend(replicas - live))
         } else if replicas < live {
             let victims = self.scale_down_victims((live - replicas) as usize);
             Ok(self.delete_pods(&victims))
@@ -500,6 +542,9 @@ impl ClusterModel {
 
     /// Not-ready pods first, then the newest.
     fn scale_down_victims(&self, count: usize) -> Vec<String> {
+        // Unscheduled pods go first (`ActivePods.Less` in pkg/controller/controller_utils.go,
+        // v1.34: "Unassigned < assigned"), the newest of them first.
+        let mut victims: Vec<String> = self.pending.iter().rev().take(count).cloned().collect();
         let mut pods: Vec<&PodRecord> = self.endpoints.pods().filter(|p| !p.terminating).collect();
         pods.sort_by_key(|p| {
             (
@@ -507,9 +552,11 @@ impl ClusterModel {
                 std::cmp::Reverse(self.created.get(&p.name).copied()),
             )
         });
-        pods.into_iter()
-            .take(count)
-            .map(|p| p.name.clone())
-            .collect()
+        victims.extend(
+            pods.into_iter()
+                .take(count - victims.len())
+                .map(|p| p.name.clone()),
+        );
+        victims
     }
 }

@@ -185,6 +185,7 @@ impl ClusterModel {
             applied.events.extend(replaced.events);
             applied.pod_ops.extend(replaced.pod_ops);
         }
+        applied.merge(self.schedule_pending());
         Ok(applied)
     }
 

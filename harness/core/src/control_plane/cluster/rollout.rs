@@ -46,21 +46,31 @@ impl ClusterModel {
         }
     }
 
+    /// Every pod of both ReplicaSets as the Deployment controller counts them, Pending ones
+    /// included (never ready).
     fn pod_views(&self, new_revision: u32) -> Vec<PodView> {
-        self.endpoints
-            .pods()
-            .map(|p| PodView {
-                name: p.name.clone(),
-                revision: if self.pod_revision.get(&p.name) == Some(&new_revision) {
-                    workloads::Revision::New
-                } else {
-                    workloads::Revision::Old
-                },
-                created_at: self.created.get(&p.name).copied().unwrap_or_default(),
-                ready_since: self.ready_since.get(&p.name).copied(),
-                terminating: p.terminating,
-            })
-            .collect()
+        let revision = |name: &str| {
+            if self.pod_revision.get(name) == Some(&new_revision) {
+                workloads::Revision::New
+            } else {
+                workloads::Revision::Old
+            }
+        };
+        let placed = self.endpoints.pods().map(|p| PodView {
+            name: p.name.clone(),
+            revision: revision(&p.name),
+            created_at: self.created.get(&p.name).copied().unwrap_or_default(),
+            ready_since: self.ready_since.get(&p.name).copied(),
+            terminating: p.terminating,
+        });
+        let pending = self.pending.iter().map(|name| PodView {
+            name: name.clone(),
+            revision: revision(name),
+            created_at: self.created.get(name).copied().unwrap_or_default(),
+            ready_since: None,
+            terminating: false,
+        });
+        placed.chain(pending).collect()
     }
 
     /// One pass of the Deployment controller over a rollout in progress: creates new pods,
@@ -75,7 +85,7 @@ impl ClusterModel {
         let mut applied = Applied::default();
         for action in rolling::reconcile(&spec, &views, self.now) {
             let step = match action {
-                RolloutAction::CreateNew(n) => self.create_pods(n)?,
+                RolloutAction::CreateNew(n) => self.create_or_pend(n),
                 RolloutAction::DeleteOld(pods) | RolloutAction::DeleteNew(pods) => {
                     self.delete_pods(&pods)
                 }
