@@ -165,3 +165,36 @@ fn every_rollout_502_variant_plans_on_kind() {
         "{stderr}"
     );
 }
+
+/// A plan is a dry run: without `make images` (no image list) it still writes every file, the
+/// images named by their stand-ins, and says so on stderr and atop manifests.yaml.
+#[test]
+fn plan_on_kind_works_without_make_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-images.json");
+    let out = plan_on_kind(
+        "scenarios/topology-skew.yaml",
+        &dir.path().join("plan"),
+        missing.to_str().unwrap(),
+        GOLDEN_PLAN,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("note: no image list at {}", missing.display()))
+            && stderr.contains("harness/<workload>:unbuilt")
+            && stderr.contains("run `make images` before `harness run --target kind`"),
+        "{stderr}"
+    );
+    let manifests = std::fs::read_to_string(dir.path().join("plan/manifests.yaml")).unwrap();
+    assert!(manifests.starts_with("# no image list at "), "{manifests}");
+    assert!(
+        manifests.contains("image: harness/flagsvc:unbuilt"),
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("image: harness/sidecar:unbuilt"),
+        "{manifests}"
+    );
+    assert!(!manifests.contains(":sha256-"), "no made-up content tags");
+}

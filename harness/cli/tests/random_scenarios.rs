@@ -111,6 +111,9 @@ fn random_scenarios_run_clean_and_agree_with_the_plan() {
     let cases = env_u64("HARNESS_SOAK_CASES").map_or(FIXED_CASES, |n| n as u32);
     let seed = env_u64("HARNESS_SOAK_SEED").unwrap_or(FIXED_SEED);
     let report = std::env::var_os("HARNESS_SOAK_REPORT").map(PathBuf::from);
+    // `HARNESS_SOAK_ONLY=N` repeats case N of the seed alone (the cases before it are drawn,
+    // not run), to reproduce a failure a soak reported.
+    let only = env_u64("HARNESS_SOAK_ONLY").map(|n| n as u32);
     let started = std::time::Instant::now();
     let mut runner = runner(seed);
     let strategy = spec();
@@ -118,6 +121,9 @@ fn random_scenarios_run_clean_and_agree_with_the_plan() {
     let mut features = Features::default();
     for case in 0..cases {
         let mut tree = strategy.new_tree(&mut runner).unwrap();
+        if only.is_some_and(|n| n != case) {
+            continue;
+        }
         let rendered = render(&tree.current());
         features.count(&tree.current(), &rendered);
         let run_seed = seed.wrapping_add(u64::from(case));

@@ -66,7 +66,11 @@ impl ApiError {
     pub fn new(operation: impl Into<String>, error: kube::Error) -> Self {
         let (status, message) = match &error {
             kube::Error::Api(response) => (Some(response.code), response.message.clone()),
-            other => (None, other.to_string()),
+            // No answer: say what failed under kube-rs' "client error (Connect)" and what to do.
+            other => {
+                let (what, todo) = crate::preflight::classify(other);
+                (None, format!("{what}; {todo}"))
+            }
         };
         ApiError {
             operation: operation.into(),

@@ -386,6 +386,26 @@ pub struct Manifest {
 impl Manifest {
     pub const SCHEMA: &'static str = "harness-images/v1";
 
+    /// The tag of [`Manifest::unbuilt`]'s images.
+    pub const UNBUILT_TAG: &'static str = "unbuilt";
+
+    /// Stand-ins for a dry run on a machine without `make images`: every workload as
+    /// `harness/<workload>:unbuilt` (no binary, nothing built). A run never uses them: it
+    /// needs the content tags `make images` writes.
+    pub fn unbuilt() -> Self {
+        let images = WORKLOADS
+            .iter()
+            .map(|w| BuiltImage {
+                workload: w.name.to_owned(),
+                image: format!("{REPOSITORY_PREFIX}{}:{}", w.name, Self::UNBUILT_TAG),
+                binary_sha256: String::new(),
+                binary: PathBuf::new(),
+                built: false,
+            })
+            .collect();
+        Self::new("unbuilt", images)
+    }
+
     pub fn new(rust_target: &str, images: Vec<BuiltImage>) -> Self {
         Self {
             schema: Self::SCHEMA.to_owned(),

@@ -5,9 +5,11 @@
 //! cluster lifecycle commands ([`lifecycle`]), the workload images ([`images`]), the run's
 //! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
 //! they write ([`watch`], [`observer`]), the model check ([`agreement`]), the third-party releases
-//! ([`pinned`]) and the real HPA's status on the timeline ([`autoscaler`]), and the
-//! engine's `Target` on kind ([`target`]). See docs/kind-target.md.
+//! ([`pinned`]) and the real HPA's status on the timeline ([`autoscaler`]), the first
+//! contact with a cluster the harness did not create ([`preflight`]), and the engine's
+//! `Target` on kind ([`driver`]). See docs/kind-target.md.
 
+pub mod access;
 pub mod agreement;
 pub mod api;
 pub mod autoscaler;
@@ -24,6 +26,8 @@ pub mod node_image;
 pub mod observer;
 pub mod pinned;
 pub mod pins;
+pub mod preflight;
+pub mod timing;
 pub mod tools;
 pub mod watch;
 

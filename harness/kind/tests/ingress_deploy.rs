@@ -53,6 +53,7 @@ fn options(fakes: &FakeTools, dir: &std::path::Path) -> KindOptions {
         images: repo(IMAGES),
         tools: fakes.toolbox_alone(),
         may_touch_nodes: false,
+        check_access: false,
     }
 }
 
@@ -265,6 +266,7 @@ fn the_versions_kind_cannot_run_are_refused_with_the_reason() {
         images: repo(IMAGES),
         tools: FakeTools::new(&[]).toolbox_alone(),
         may_touch_nodes: false,
+        check_access: false,
     });
     for (variant, version) in [("incident", "v0.6"), ("fixed", "v0.7")] {
         let scenario = load("scenarios/ingress-hot-podding.yaml", Some(variant));

@@ -9,7 +9,9 @@
 //! send to the Service's DNS name here (a run uses its ClusterIP once the Service exists).
 //! Durations are at the scenario's `timeScale` (`harness run --time-scale` may choose another);
 //! what the kind target refuses at that scale is refused here too (exit 2), and so is what the
-//! chosen node image's Kubernetes lacks. Starts nothing.
+//! chosen node image's Kubernetes lacks. Starts nothing. Without the image list (`make images`
+//! not run: a dry run must work on any machine) the manifests name the stand-ins
+//! `harness/<workload>:unbuilt`, and the plan says so on stderr and atop `manifests.yaml`.
 
 use std::path::Path;
 
@@ -39,7 +41,20 @@ pub struct Input<'a> {
     pub seed: u64,
 }
 
-fn read_images(path: &Path) -> Result<ImageManifest, Failure> {
+/// The image list, or — when there is none — the stand-ins, with the note that says so.
+fn read_images(path: &Path) -> Result<(ImageManifest, Option<String>), Failure> {
+    if !path.exists() {
+        let note = format!(
+            "no image list at {} (`make images` writes it: it needs Docker and a second cargo build): the manifests name the stand-ins harness/<workload>:{}; a run needs the real images, so run `make images` before `harness run --target kind` (and `harness plan` again to see their content tags)",
+            path.display(),
+            ImageManifest::UNBUILT_TAG
+        );
+        return Ok((ImageManifest::unbuilt(), Some(note)));
+    }
+    read_image_list(path).map(|m| (m, None))
+}
+
+fn read_image_list(path: &Path) -> Result<ImageManifest, Failure> {
     let text = std::fs::read_to_string(path)
         .with_context(|| {
             format!(
@@ -72,9 +87,15 @@ pub fn write(args: &Input<'_>, scenario: &Scenario, dir: &Path, create: &CreateO
     if let Some(warning) = create.node_image.warning() {
         eprintln!("warning: {warning}");
     }
-    let images = read_images(args.images)?;
+    let (images, unbuilt) = read_images(args.images)?;
+    if let Some(note) = &unbuilt {
+        eprintln!("note: {note}");
+    }
     let time_scale = TimeScale::new(scenario.time_scale)
         .map_err(|e| Failure::InvalidInput(anyhow!("{}: {e}", args.file.display())))?;
+    for warning in harness_kind::timing::warnings(scenario) {
+        eprintln!("warning: kind: {warning}");
+    }
     let refused = harness_kind::driver::refusals(scenario, time_scale);
     if !refused.is_empty() {
         return Err(Failure::InvalidInput(anyhow!(
@@ -114,7 +135,11 @@ pub fn write(args: &Input<'_>, scenario: &Scenario, dir: &Path, create: &CreateO
         command.push_str(&format!(" --node-image {}", create.node_image));
     }
     write("kind-config.yaml", &config::render(&plan, &command))?;
-    write("manifests.yaml", &objects.to_yaml())?;
+    let header = unbuilt
+        .as_ref()
+        .map(|note| format!("# {note}\n"))
+        .unwrap_or_default();
+    write("manifests.yaml", &format!("{header}{}", objects.to_yaml()))?;
     for (name, text) in objects.documents() {
         write(&format!("manifests/{name}.yaml"), &text)?;
     }

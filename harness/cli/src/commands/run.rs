@@ -109,6 +109,11 @@ pub struct KindFlags {
     /// other node actions need kind's node containers and are refused there).
     #[arg(long)]
     pub may_touch_nodes: bool,
+    /// kind, with --allow-existing-cluster: before anything is created, ask the API server
+    /// (SelfSubjectAccessReview) about every permission the run needs and refuse the run
+    /// (exit 2) naming each one denied.
+    #[arg(long)]
+    pub check_access: bool,
     /// kind: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
@@ -146,6 +151,7 @@ impl KindFlags {
             (self.context.is_some(), "--context"),
             (self.allow_existing_cluster, "--allow-existing-cluster"),
             (self.may_touch_nodes, "--may-touch-nodes"),
+            (self.check_access, "--check-access"),
             (self.kubeconfig.is_some(), "--kubeconfig"),
             (self.host_cpus.is_some(), "--host-cpus"),
             (self.node_image.is_some(), "--node-image"),
@@ -177,6 +183,11 @@ impl KindFlags {
                 "--may-touch-nodes is for --allow-existing-cluster; clusters the harness created are always its to change"
             )));
         }
+        if self.check_access && !self.allow_existing_cluster {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--check-access is for --allow-existing-cluster: in clusters the harness creates or reuses its kubeconfig is the cluster's admin"
+            )));
+        }
         Ok(KindOptions {
             mode,
             kubeconfig: self.kubeconfig.clone(),
@@ -186,6 +197,7 @@ impl KindFlags {
             images: self.images.clone(),
             tools: Toolbox::new(),
             may_touch_nodes: self.may_touch_nodes,
+            check_access: self.check_access,
         })
     }
 }

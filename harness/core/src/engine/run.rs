@@ -88,6 +88,19 @@ pub async fn run<T: Target>(
     if missing.is_empty() {
         missing = target.refusals(scenario, ctx.time_scale);
     }
+    if missing.is_empty() {
+        let asked = tokio::select! {
+            r = target.preflight(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "preflight", source }),
+            () = cancel.cancelled() => Err(EngineError::Interrupted { phase: "preflight" }),
+        };
+        missing = match asked {
+            Ok(refused) => refused,
+            Err(e) => {
+                finish(target, options, progress).await;
+                return Err(e);
+            }
+        };
+    }
     if !missing.is_empty() {
         return Err(EngineError::Unsupported {
             target: target.name().to_string(),

@@ -230,6 +230,15 @@ pub trait Target {
     fn refusals(&self, _scenario: &Scenario, _time_scale: TimeScale) -> Vec<String> {
         Vec::new()
     }
+    /// What the target refuses after asking outside before anything is created (a cluster's
+    /// version, say): sentences as [`Target::refusals`]'. An `Err` is a failure to ask (exit 3).
+    async fn preflight(
+        &mut self,
+        _scenario: &Scenario,
+        _ctx: &RunContext,
+    ) -> Result<Vec<String>, TargetError> {
+        Ok(Vec::new())
+    }
     /// Creates the cluster state and the Service's pods, and waits until they are ready.
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError>;
     /// Starts the load generators: they run `clock.warmup + clock.duration`.

@@ -68,11 +68,12 @@ fn read_images(path: &std::path::Path) -> Result<ImageManifest, KindError> {
     Ok(manifest)
 }
 
-/// A client for `context` of the kubeconfig (`path`, or kube-rs' default lookup).
-async fn client_for(
+/// A client for `context` of the kubeconfig (`path`, or kube-rs' default lookup), and the
+/// server it talks to.
+pub(super) async fn client_for(
     context: &str,
     path: Option<&std::path::Path>,
-) -> Result<kube::Client, KindError> {
+) -> Result<(kube::Client, crate::preflight::Server), KindError> {
     let err = |reason: String| KindError::Kubeconfig {
         context: context.to_owned(),
         reason,
@@ -89,7 +90,12 @@ async fn client_for(
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| err(e.to_string()))?;
-    kube::Client::try_from(config).map_err(|e| err(e.to_string()))
+    let server = crate::preflight::Server {
+        url: config.cluster_url.to_string(),
+        context: context.to_owned(),
+    };
+    let client = kube::Client::try_from(config).map_err(|e| err(e.to_string()))?;
+    Ok((client, server))
 }
 
 pub(super) async fn deploy(
@@ -216,9 +222,12 @@ pub(super) async fn deploy(
 
     let client = match &target.client {
         Some(client) => client.clone(),
-        None => client_for(&context, options.kubeconfig.as_deref())
-            .await
-            .map_err(fail("connecting to the cluster"))?,
+        None => {
+            client_for(&context, options.kubeconfig.as_deref())
+                .await
+                .map_err(fail("connecting to the cluster"))?
+                .0
+        }
     };
     let run = target
         .run

@@ -305,6 +305,48 @@ impl Target for KindTarget {
         refusals(scenario, time_scale)
     }
 
+    /// In a cluster the harness did not create: its API server's version against the floor
+    /// and the scenario, before anything is created ([`crate::preflight`]).
+    async fn preflight(
+        &mut self,
+        scenario: &Scenario,
+        ctx: &RunContext,
+    ) -> Result<Vec<String>, TargetError> {
+        let ClusterMode::Existing { context } = &self.options.mode else {
+            return Ok(Vec::new());
+        };
+        let (client, server) = match &self.client {
+            Some(client) => (
+                client.clone(),
+                crate::preflight::Server {
+                    url: String::new(),
+                    context: context.clone(),
+                },
+            ),
+            None => deploy::client_for(context, self.options.kubeconfig.as_deref())
+                .await
+                .map_err(|e| TargetError::new("reading the kubeconfig", e))?,
+        };
+        let version = crate::preflight::server_version(&client, &server)
+            .await
+            .map_err(|e| TargetError::new("asking the cluster's API server its version", e))?;
+        let whose = format!("the cluster of context `{context}`");
+        let mut refused = crate::preflight::version_refusals(scenario, version, &whose);
+        if self.options.check_access {
+            let namespace = crate::manifests::namespace_name(&ctx.run_id);
+            let denied =
+                crate::access::check(&client, &namespace, &crate::access::required(scenario))
+                    .await
+                    .map_err(|e| TargetError::new("checking this user's permissions", e))?;
+            refused.extend(
+                denied
+                    .into_iter()
+                    .map(|d| format!("--check-access: {whose} denies {d} (namespace {namespace})")),
+            );
+        }
+        Ok(refused)
+    }
+
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
         deploy::deploy(self, scenario, ctx).await
     }

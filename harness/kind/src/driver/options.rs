@@ -38,6 +38,9 @@ pub struct KindOptions {
     /// With an existing cluster: the scenario may relabel its Nodes (`--may-touch-nodes`); the
     /// other node actions need kind's node containers. Not read for clusters the harness made.
     pub may_touch_nodes: bool,
+    /// With an existing cluster: ask the API server about every permission the run needs
+    /// before anything is created (`--check-access`, [`crate::access`]).
+    pub check_access: bool,
 }
 
 /// How a cluster the harness creates is made ([`ClusterMode::Create`] only): the node image

@@ -99,6 +99,19 @@ pub fn finished_pod(name: &str) -> Reply {
     )
 }
 
+/// `GET /version` of a server running `git_version` (`v1.34.11`).
+pub fn server_version(git_version: &str) -> Reply {
+    let minor = git_version.split('.').nth(1).unwrap_or("0").to_owned();
+    Reply::Json(
+        200,
+        json!({
+            "major": "1", "minor": minor, "gitVersion": git_version,
+            "gitCommit": "0000000", "gitTreeState": "clean", "buildDate": "2026-11-01T00:00:00Z",
+            "goVersion": "go1.24.9", "compiler": "gc", "platform": "linux/amd64"
+        }),
+    )
+}
+
 /// A generator's log: a line of stderr, its report, another line.
 pub fn report_log() -> String {
     let now = std::time::SystemTime::now()
@@ -151,6 +164,7 @@ pub fn handler(seen: &Seen) -> Reply {
     let path = seen.path();
     let watch = seen.is_watch();
     match (seen.method.as_str(), path) {
+        ("GET", "/version") => server_version("v1.34.11"),
         ("PATCH", _) if !path.starts_with("/api/v1/nodes") => echo(&seen.body),
         ("GET", "/api/v1/nodes") if watch => Reply::Watch { events: vec![], hold: true },
         ("GET", "/api/v1/nodes") => list(

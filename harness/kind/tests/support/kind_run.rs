@@ -30,6 +30,7 @@ pub fn options(
         images: repo(images),
         tools: fakes.toolbox_alone(),
         may_touch_nodes: false,
+        check_access: false,
     }
 }
 

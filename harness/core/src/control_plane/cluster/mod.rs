@@ -412,6 +412,9 @@ impl ClusterModel {
             self.gate_passed.remove(pod);
             applied.pod_ops.extend(self.termination_op(pod, &node));
         }
+        // A deleted pod frees its place: the scheduler retries what waits (an assigned pod's
+        // deletion is one of its queue's cluster events).
+        applied.merge(self.schedule_pending());
         applied
     }
 
@@ -542,21 +545,48 @@ impl ClusterModel {
 
     /// Not-ready pods first, then the newest.
     fn scale_down_victims(&self, count: usize) -> Vec<String> {
-        // Unscheduled pods go first (`ActivePods.Less` in pkg/controller/controller_utils.go,
-        // v1.34: "Unassigned < assigned"), the newest of them first.
-        let mut victims: Vec<String> = self.pending.iter().rev().take(count).cloned().collect();
-        let mut pods: Vec<&PodRecord> = self.endpoints.pods().filter(|p| !p.terminating).collect();
-        pods.sort_by_key(|p| {
-            (
-                p.ready,
-                std::cmp::Reverse(self.created.get(&p.name).copied()),
-            )
-        });
-        victims.extend(
-            pods.into_iter()
-                .take(count - victims.len())
-                .map(|p| p.name.clone()),
-        );
-        victims
+        use kube_model::workloads::pod_ranking::{
+            PodPhase, RankedPod, RankingOptions, pods_to_delete,
+        };
+        // The ReplicaSet controller's ranking (`getPodsToDelete`, `ActivePodsWithRanks`,
+        // v1.34): unscheduled first, then not ready, more pods of the set on the same node,
+        // ready for less time, newer — the times in log2 buckets (LogarithmicScaleDown), ties
+        // by UID (here the pod's name, so that `harness plan` and a run agree).
+        let placed: Vec<&PodRecord> = self.endpoints.pods().filter(|p| !p.terminating).collect();
+        let mut on_node: BTreeMap<&str, u32> = BTreeMap::new();
+        for p in &placed {
+            *on_node.entry(p.node.as_str()).or_default() += 1;
+        }
+        let mut ranked: Vec<RankedPod> = placed
+            .iter()
+            .map(|p| RankedPod {
+                name: p.name.clone(),
+                uid: p.name.clone(),
+                scheduled: true,
+                phase: PodPhase::Running,
+                ready: p.ready,
+                ready_since: self.ready_since.get(&p.name).copied(),
+                max_restarts: 0,
+                created_at: self.created.get(&p.name).copied(),
+                deletion_cost: 0,
+                rank: on_node.get(p.node.as_str()).copied().unwrap_or(0),
+            })
+            .collect();
+        ranked.extend(self.pending.iter().map(|name| RankedPod {
+            name: name.clone(),
+            uid: name.clone(),
+            scheduled: false,
+            phase: PodPhase::Pending,
+            ready: false,
+            ready_since: None,
+            max_restarts: 0,
+            created_at: self.created.get(name).copied(),
+            deletion_cost: 0,
+            rank: 0,
+        }));
+        pods_to_delete(&ranked, count, self.now, RankingOptions::default())
+            .into_iter()
+            .map(|p| p.name)
+            .collect()
     }
 }

@@ -123,13 +123,14 @@ load:
                 if reason == "FailedScheduling" && object == "pod/pod-2"
         )));
 
-        // A scale-down takes a Pending pod first, the newest.
+        // A scale-down takes a Pending pod first (of two created at once, the lower UID: here
+        // the name).
         let down = model.scale_to(1).unwrap();
         assert!(
             down.pod_ops.is_empty(),
             "nothing ran, nothing stops: {down:?}"
         );
-        assert_eq!(model.pending_pods(), ["pod-2"]);
+        assert_eq!(model.pending_pods(), ["pod-3"]);
 
         // A new node in the zone takes it, under its name.
         let add = Action::AddNode {
@@ -139,7 +140,7 @@ load:
             ready: true,
         };
         let applied = model.apply(&add).unwrap();
-        assert_eq!(started(&applied.pod_ops), ["pod-2"]);
+        assert_eq!(started(&applied.pod_ops), ["pod-3"]);
         assert!(model.pending_pods().is_empty());
     }
 }
