@@ -41,20 +41,25 @@ fn run(dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value) {
     (code, summary(&out))
 }
 
-fn write(dir: &Path, yaml: &str) -> std::path::PathBuf {
-    let file = dir.join("scenario.yaml");
+/// `yaml` written to `scenario.yaml` in a fresh directory, and its path.
+fn write(yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scenario.yaml");
     std::fs::write(&file, yaml).unwrap();
-    file
+    (dir, file)
+}
+
+/// Scenario runs must not share the two cores.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 #[test]
 fn without_faults_nothing_fails_and_the_load_spreads_evenly() {
-    let _turn = support::ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let file = write(
-        dir.path(),
+    let _turn = one_at_a_time();
+    let (dir, file) = write(
         r#"apiVersion: harness/v1alpha1
 kind: Scenario
 metadata: { name: no-faults }
@@ -98,12 +103,8 @@ expect:
 
 #[test]
 fn a_reverted_fault_returns_the_reachability_of_before() {
-    let _turn = support::ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let file = write(
-        dir.path(),
+    let _turn = one_at_a_time();
+    let (dir, file) = write(
         r#"apiVersion: harness/v1alpha1
 kind: Scenario
 metadata: { name: reverted }
@@ -159,9 +160,7 @@ timeline:
 
 #[test]
 fn time_scale_1_and_0_5_give_the_same_verdict_and_values() {
-    let _turn = support::ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _turn = one_at_a_time();
     let yaml = r#"apiVersion: harness/v1alpha1
 kind: Scenario
 metadata: { name: scaled }
@@ -188,8 +187,7 @@ expect:
   - { name: rollout, metric: rolloutDuration, max: 20s, window: { from: roll } }
 "#;
     let values = |scale: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(dir.path(), yaml);
+        let (dir, file) = write(yaml);
         let (code, s) = run(dir.path(), &file, &["--time-scale", scale]);
         let value = |name: &str| {
             s["expectations"]

@@ -8,6 +8,7 @@ mod support;
 
 use harness_core::clock::TimeScale;
 use harness_core::engine::EngineError;
+use harness_core::scenario::model::Scenario;
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::driver::{ClusterMode, KindTarget};
 use serde_json::json;
@@ -19,7 +20,7 @@ use support::kind_run::{options, run_context, run_silently};
 
 const IMAGES: &str = "harness/kind/tests/fixtures/images.json";
 
-fn scenario(set: &[&str]) -> harness_core::scenario::Scenario {
+fn scenario(set: &[&str]) -> Scenario {
     // topology-skew without its node actions, which another cluster cannot take.
     let overrides: Vec<Override> = set.iter().map(|o| Override::parse(o).unwrap()).collect();
     let mut s =
@@ -50,10 +51,11 @@ fn unsupported(err: EngineError) -> String {
     err.to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cluster_below_the_floor_is_refused_before_anything_is_created() {
-    let server = ApiServer::start(|seen| match seen.path() {
-        "/version" => server_version("v1.30.6"),
+/// Runs `scenario` in the existing cluster `staging`, whose API server answers only `/version`
+/// (with `version`): the refusal, and the paths the run asked.
+async fn refused_by(version: &'static str, scenario: &Scenario) -> (String, Vec<String>) {
+    let server = ApiServer::start(move |seen| match seen.path() {
+        "/version" => server_version(version),
         _ => status(500, "Unexpected", "nothing but /version may be asked"),
     })
     .await;
@@ -63,45 +65,34 @@ async fn a_cluster_below_the_floor_is_refused_before_anything_is_created() {
         KindTarget::with_client(existing(&fakes, out.path().join("kc")), server.client());
     let err = run_silently(
         &mut target,
-        &scenario(&[]),
+        scenario,
         &run_context(out.path(), TimeScale::REAL),
     )
     .await
     .unwrap_err();
-    let text = unsupported(err);
+    let paths = server.seen().iter().map(|s| s.path().to_owned()).collect();
+    (unsupported(err), paths)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_below_the_floor_is_refused_before_anything_is_created() {
+    let (text, paths) = refused_by("v1.30.6", &scenario(&[])).await;
     assert!(
         text.contains(
             "the cluster of context `staging` runs Kubernetes v1.30.6, older than v1.31.0"
         ),
         "{text}"
     );
-    let paths: Vec<String> = server.seen().iter().map(|s| s.path().to_owned()).collect();
     assert_eq!(paths, ["/version"], "nothing created");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefer_same_zone_needs_a_server_that_has_it() {
-    let server = ApiServer::start(|seen| match seen.path() {
-        "/version" => server_version("v1.33.4"),
-        _ => status(500, "Unexpected", "nothing but /version may be asked"),
-    })
-    .await;
-    let fakes = FakeTools::kind_and_docker(&[]);
-    let out = tempfile::tempdir().unwrap();
-    let mut target =
-        KindTarget::with_client(existing(&fakes, out.path().join("kc")), server.client());
     let same_zone = scenario(&[
         "service.routing.topologyMode=null",
         "service.routing.trafficDistribution=PreferSameZone",
     ]);
-    let err = run_silently(
-        &mut target,
-        &same_zone,
-        &run_context(out.path(), TimeScale::REAL),
-    )
-    .await
-    .unwrap_err();
-    let text = unsupported(err);
+    let (text, _) = refused_by("v1.33.4", &same_zone).await;
     assert!(
         text.contains("service.trafficDistribution PreferSameZone: the cluster of context `staging` runs Kubernetes v1.33.4; it is on by default from v1.34.0"),
         "{text}"

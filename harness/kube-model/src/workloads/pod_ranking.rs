@@ -57,6 +57,30 @@ pub struct RankedPod {
     pub rank: u32,
 }
 
+impl RankedPod {
+    /// A scheduled, Running pod without restarts or deletion cost, its UID its name (a
+    /// model's pods have no other): what the cluster models know of their pods.
+    pub fn running(
+        name: &str,
+        ready_since: Option<Duration>,
+        created_at: Duration,
+        rank: u32,
+    ) -> Self {
+        RankedPod {
+            name: name.to_owned(),
+            uid: name.to_owned(),
+            scheduled: true,
+            phase: PodPhase::Running,
+            ready: ready_since.is_some(),
+            ready_since,
+            max_restarts: 0,
+            created_at: Some(created_at),
+            deletion_cost: 0,
+            rank,
+        }
+    }
+}
+
 /// Feature gates that change the ranking (both on by default in v1.34).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RankingOptions {

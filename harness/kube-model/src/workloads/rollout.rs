@@ -26,7 +26,7 @@ use super::deployment_util::{
     max_surge, max_unavailable,
 };
 use super::intstr::IntOrPercent;
-use super::pod_ranking::{PodPhase, RankedPod, RankingOptions, pods_to_delete};
+use super::pod_ranking::{RankedPod, RankingOptions, pods_to_delete};
 use super::rolling::{NewRsScale, reconcile_new_replica_set, reconcile_old_replica_sets};
 
 /// The Deployment fields a rolling update reads.
@@ -139,18 +139,7 @@ fn active_of(pods: &[PodView], revision: Revision) -> Vec<&PodView> {
 fn choose_victims(pods: &[&PodView], count: usize, now: Duration) -> Vec<String> {
     let ranked: Vec<RankedPod> = pods
         .iter()
-        .map(|p| RankedPod {
-            name: p.name.clone(),
-            uid: p.name.clone(),
-            scheduled: true,
-            phase: PodPhase::Running,
-            ready: p.ready_since.is_some(),
-            ready_since: p.ready_since,
-            max_restarts: 0,
-            created_at: Some(p.created_at),
-            deletion_cost: 0,
-            rank: 0,
-        })
+        .map(|p| RankedPod::running(&p.name, p.ready_since, p.created_at, 0))
         .collect();
     pods_to_delete(&ranked, count, now, RankingOptions::default())
         .into_iter()

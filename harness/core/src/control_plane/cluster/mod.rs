@@ -559,17 +559,13 @@ impl ClusterModel {
         }
         let mut ranked: Vec<RankedPod> = placed
             .iter()
-            .map(|p| RankedPod {
-                name: p.name.clone(),
-                uid: p.name.clone(),
-                scheduled: true,
-                phase: PodPhase::Running,
-                ready: p.ready,
-                ready_since: self.ready_since.get(&p.name).copied(),
-                max_restarts: 0,
-                created_at: self.created.get(&p.name).copied(),
-                deletion_cost: 0,
-                rank: on_node.get(p.node.as_str()).copied().unwrap_or(0),
+            .map(|p| {
+                RankedPod::running(
+                    &p.name,
+                    self.ready_since.get(&p.name).copied().filter(|_| p.ready),
+                    self.created.get(&p.name).copied().unwrap_or_default(),
+                    on_node.get(p.node.as_str()).copied().unwrap_or(0),
+                )
             })
             .collect();
         ranked.extend(self.pending.iter().map(|name| RankedPod {
