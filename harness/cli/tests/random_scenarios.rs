@@ -11,6 +11,8 @@
 //! failing). `make soak` runs many more (`HARNESS_SOAK_CASES`, default 200, from the seed
 //! `HARNESS_SOAK_SEED`) and writes `results/soak/<date>.md` with every failure's seed, case
 //! and minimal scenario (`HARNESS_SOAK_REPORT`): each becomes a regression fixture.
+//! `HARNESS_SOAK_ONLY=N` repeats one case of a seed; `HARNESS_SOAK_WRITE=DIR` keeps every
+//! case's scenario file.
 
 mod random;
 mod support;
@@ -121,10 +123,16 @@ fn random_scenarios_run_clean_and_agree_with_the_plan() {
     let mut features = Features::default();
     for case in 0..cases {
         let mut tree = strategy.new_tree(&mut runner).unwrap();
+        let rendered = render(&tree.current());
+        // `HARNESS_SOAK_WRITE=DIR` keeps each case's file as DIR/case-N.yaml, to run by hand.
+        if let Some(dir) = std::env::var_os("HARNESS_SOAK_WRITE") {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("case-{case}.yaml")), &rendered.yaml).unwrap();
+        }
         if only.is_some_and(|n| n != case) {
             continue;
         }
-        let rendered = render(&tree.current());
         features.count(&tree.current(), &rendered);
         let run_seed = seed.wrapping_add(u64::from(case));
         if let Err(error) = run_one(&rendered, run_seed) {

@@ -76,7 +76,12 @@ pub fn check(rendered: &Rendered, seed: u64, dir: &Path) -> Result<(), String> {
                 "the generated scenario was refused (exit 2):\n{tail}"
             ));
         }
-        code => return Err(format!("exit {code:?} (0 or 1 expected):\n{tail}")),
+        code => {
+            // A violated audit exits 3 too: name its invariants, not only the exit.
+            let audit = read_json(&out.join("summary.json")).and_then(|s| audit_held(&s));
+            let why = audit.err().map(|a| format!("{a}\n")).unwrap_or_default();
+            return Err(format!("exit {code:?} (0 or 1 expected): {why}{tail}"));
+        }
     }
     let summary = read_json(&out.join("summary.json"))?;
     audit_held(&summary)?;

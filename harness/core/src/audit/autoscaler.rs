@@ -1,5 +1,7 @@
 //! Each HPA sync: the destination-side rate it reports is the sum over the pods it counted,
-//! and each of those pods existed at that moment.
+//! and each of those pods existed at that moment. "At that moment" is by the timeline's order,
+//! as well as its clock: a sync's own scale-down deletes pods at the same instant, after it
+//! counted them (a soak found the clock comparison alone calling those pods dead).
 
 use std::collections::BTreeMap;
 
@@ -9,29 +11,37 @@ use crate::measure::{EventKind, RunData, TerminationStage};
 /// A relative tolerance for sums of rates (floating point).
 const RATE_TOLERANCE: f64 = 1e-9;
 
+/// An event's time and its position on the timeline (which orders events of one instant).
+type Instant = (f64, usize);
+
+/// Whether `a` comes before `b`.
+fn before(a: &Instant, b: &Instant) -> bool {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+}
+
 pub(super) fn checks(run: &RunData) -> Vec<AuditCheck> {
-    // Pod → (created at, deleted at).
-    let mut life: BTreeMap<&str, (f64, Option<f64>)> = BTreeMap::new();
-    for e in &run.events {
+    // Pod → (created, deleted), each as (time, position on the timeline).
+    let mut life: BTreeMap<&str, (Instant, Option<Instant>)> = BTreeMap::new();
+    for (i, e) in run.events.iter().enumerate() {
         match &e.kind {
             EventKind::Pod {
                 pod, created: true, ..
             } => {
-                life.entry(pod.as_str()).or_insert((e.t_s, None));
+                life.entry(pod.as_str()).or_insert(((e.t_s, i), None));
             }
             EventKind::Termination {
                 pod,
                 stage: TerminationStage::Deleted,
             } => {
                 if let Some((_, gone)) = life.get_mut(pod.as_str()) {
-                    gone.get_or_insert(e.t_s);
+                    gone.get_or_insert((e.t_s, i));
                 }
             }
             _ => {}
         }
     }
     let mut out = Vec::new();
-    for e in &run.events {
+    for (at, e) in run.events.iter().enumerate() {
         let EventKind::Autoscaler {
             destination_rps,
             destination_by_pod,
@@ -56,7 +66,9 @@ pub(super) fn checks(run: &RunData) -> Vec<AuditCheck> {
             .keys()
             .map(String::as_str)
             .filter(|pod| match life.get(pod) {
-                Some((created, gone)) => *created > e.t_s || gone.is_some_and(|g| g <= e.t_s),
+                Some((created, gone)) => {
+                    before(&(e.t_s, at), created) || gone.is_some_and(|g| before(&g, &(e.t_s, at)))
+                }
                 None => true,
             })
             .collect();

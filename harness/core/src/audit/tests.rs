@@ -207,6 +207,27 @@ fn an_hpa_rate_that_counts_a_deleted_pod_is_a_violation() {
         "{}",
         late.statement
     );
+
+    // A sync whose own scale-down deletes a pod it counted, at the same instant and after it
+    // on the timeline: the pod was alive when counted (a soak found this called dead).
+    let sync = r.events[3].clone();
+    r.events = vec![
+        at(-1.0, created("pod-0")),
+        at(-1.0, created("pod-1")),
+        at(0.2, sync.kind.clone()),
+        at(
+            0.2,
+            EventKind::Termination {
+                pod: "pod-1".into(),
+                stage: crate::measure::TerminationStage::Deleted,
+            },
+        ),
+    ];
+    let a = audited(&r);
+    assert_eq!(
+        status_of(&a, "autoscalerCountsLivePods", "HPA sync at 0.2s").status,
+        AuditStatus::Held
+    );
 }
 
 #[test]

@@ -134,7 +134,9 @@ pub struct Comparison {
 pub enum BoundError {
     #[error("`{0}` is not METRIC=VALUE (e.g. `errorRate=0.01`)")]
     Syntax(String),
-    #[error("`{text}`: `{value}` is not a number of 0 or more")]
+    #[error(
+        "`{text}`: `{value}` is not a value of 0 or more (a number in the metric's unit, a percentage such as `1%`, or a duration such as `5ms`)"
+    )]
     Value { text: String, value: String },
     #[error("--max-regression {metric}: no such compared metric; compared here: {known}")]
     UnknownMetric { metric: String, known: String },
@@ -155,20 +157,36 @@ impl Bound {
             .split_once('=')
             .filter(|(m, v)| !m.trim().is_empty() && !v.trim().is_empty())
             .ok_or_else(|| BoundError::Syntax(text.to_owned()))?;
-        let number = value
-            .trim()
-            .parse::<f64>()
-            .ok()
+        let metric = metric.trim();
+        let number = bound_value(metric, value.trim())
             .filter(|v| v.is_finite() && *v >= 0.0)
             .ok_or_else(|| BoundError::Value {
                 text: text.to_owned(),
                 value: value.trim().to_owned(),
             })?;
         Ok(Bound {
-            metric: metric.trim().to_owned(),
+            metric: metric.to_owned(),
             value: number,
         })
     }
+}
+
+/// A bound's value in `metric`'s unit, written as expectations are: a plain number, a
+/// percentage (`1%` is 0.01, as rates are fractions) or a duration (`5ms`: milliseconds for
+/// the `…Ms` metrics, else seconds, the base unit of spans of time).
+fn bound_value(metric: &str, value: &str) -> Option<f64> {
+    if let Ok(number) = value.parse::<f64>() {
+        return Some(number);
+    }
+    if let Some(percent) = value.strip_suffix('%') {
+        return percent.trim().parse::<f64>().ok().map(|p| p / 100.0);
+    }
+    let span = crate::scenario::units::parse_duration(value).ok()?;
+    Some(if metric.ends_with("Ms") {
+        span.as_secs_f64() * 1000.0
+    } else {
+        span.as_secs_f64()
+    })
 }
 
 /// Compares `candidate` against `base`; `dirs` are the run directories as given.
@@ -595,6 +613,30 @@ mod tests {
         assert!(matches!(Bound::parse("=1"), Err(BoundError::Syntax(_))));
     }
 
+    /// A user wrote `--max-regression errorRate=1%` and `latencyP99Ms=5ms`, as expectations
+    /// accept them, and both were refused. Each unit means the same as the plain number.
+    #[test]
+    fn bounds_take_the_units_expectations_take() {
+        let same = |a: &str, b: &str| {
+            let (x, y) = (bound(a).value, bound(b).value);
+            assert!((x - y).abs() < 1e-12, "{a} = {x}, {b} = {y}");
+        };
+        same("errorRate=1%", "errorRate=0.01");
+        same("latencyP99Ms=5ms", "latencyP99Ms=5");
+        same("latencyP99Ms=0.25s", "latencyP99Ms=250");
+        same("expect.rolloutDuration=1m", "expect.rolloutDuration=60");
+        same("expect.rolloutDuration=500ms", "expect.rolloutDuration=0.5");
+        assert!(matches!(
+            Bound::parse("errorRate=-1%"),
+            Err(BoundError::Value { .. })
+        ));
+        let err = Bound::parse("latencyP99Ms=fast").unwrap_err().to_string();
+        assert!(
+            err.contains("a percentage such as `1%`, or a duration such as `5ms`"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn worse_is_measured_in_each_metrics_direction_against_its_bound() {
         let mut base = failing_summary();
@@ -701,5 +743,26 @@ mod tests {
         assert!(c.reason.unwrap().contains("different scenarios"));
         let e = compare(&base, &base, ("a", "b"), &[bound("nope=1")]).unwrap_err();
         assert!(matches!(e, BoundError::UnknownMetric { .. }), "{e}");
+    }
+
+    /// compare.html once marked pass/fail with ✅/❌, empty boxes where no emoji font is
+    /// installed: its text keeps to what text fonts carry, the marks are inline SVG.
+    #[test]
+    fn the_comparison_page_needs_no_emoji_font() {
+        let mut candidate = failing_summary();
+        candidate.expectations[0].passed = true;
+        let c = compare(
+            &failing_summary(),
+            &candidate,
+            ("a", "b"),
+            &[bound("errorRate=0")],
+        )
+        .unwrap();
+        let html = render_compare_html(&c);
+        assert_eq!(crate::report::icons::font_safe(&html), Ok(()));
+        assert!(
+            html.contains("</svg> pass</span>") && html.contains("</svg> FAIL</span>"),
+            "{html}"
+        );
     }
 }

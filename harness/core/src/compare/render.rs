@@ -56,6 +56,16 @@ fn mark(passed: bool) -> &'static str {
     if passed { "✅" } else { "❌" }
 }
 
+/// The HTML page's mark: an inline SVG and a word, no font needed.
+fn html_mark(passed: bool) -> String {
+    use crate::report::icons::{check, cross};
+    if passed {
+        format!("<span class=\"pass\">{} pass</span>", check(13, "pass"))
+    } else {
+        format!("<span class=\"fail\">{} FAIL</span>", cross(13, "fail"))
+    }
+}
+
 /// The Markdown page.
 pub fn render_compare_markdown(c: &Comparison) -> String {
     let mut md = String::new();
@@ -114,7 +124,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#1f
 header{padding:12px 16px;border-radius:6px;margin-bottom:16px}\
 header.ok{background:#dafbe1}header.regression{background:#ffebe9}header.incomparable{background:#fff8c5}\
 table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}\
-td.n{text-align:right}tr.regressed{background:#ffebe9}";
+td.n{text-align:right}tr.regressed{background:#ffebe9}.pass{color:#1a7f37}.fail{color:#cf222e}";
 
 /// The HTML page.
 pub fn render_compare_html(c: &Comparison) -> String {
@@ -167,9 +177,9 @@ pub fn render_compare_html(c: &Comparison) -> String {
             "<tr><td>{}</td><td><code>{}</code></td><td>{} {}</td><td>{} {}</td></tr>",
             escape(&e.name),
             escape(&e.metric),
-            mark(e.base_passed),
+            html_mark(e.base_passed),
             shown(e.base_observed),
-            mark(e.candidate_passed),
+            html_mark(e.candidate_passed),
             shown(e.candidate_observed)
         );
     }

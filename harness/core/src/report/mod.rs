@@ -4,6 +4,7 @@
 //! SVG charts) and `timeline.jsonl` (the recorded events and samples).
 
 mod html;
+pub mod icons;
 mod ingress_tables;
 mod junit;
 mod markdown;

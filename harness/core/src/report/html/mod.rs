@@ -140,4 +140,24 @@ mod tests {
             "{md}"
         );
     }
+
+    /// Every character of the page is one text fonts carry (no ✔/✘/⚠, no emoji): the marks
+    /// are inline SVG, so a server without symbol or emoji fonts shows them.
+    #[test]
+    fn the_page_needs_no_emoji_or_symbol_font() {
+        use crate::audit::AuditStatus;
+        use crate::report::fixture::audit;
+        let mut summary = failing_summary();
+        summary.partial = true;
+        summary.partial_reason = Some("interrupted".into());
+        summary.audit = Some(audit(AuditStatus::Violated));
+        let html = render_html(&summary);
+        assert_eq!(crate::report::icons::font_safe(&html), Ok(()));
+        summary.audit = Some(audit(AuditStatus::Held));
+        summary.partial = false;
+        assert_eq!(
+            crate::report::icons::font_safe(&render_html(&summary)),
+            Ok(())
+        );
+    }
 }

@@ -66,7 +66,10 @@ pub fn pod_table(page: &mut String, s: &Summary) {
             let text = escape(&c.cell(row));
             let content = match c {
                 Column::Pod => match row.flag() {
-                    Some(flag) => format!("{text}<br><span class=\"warn\">⚠ {flag}</span>"),
+                    Some(flag) => format!(
+                        "{text}<br><span class=\"warn\">{} {flag}</span>",
+                        crate::report::icons::warning(12, "warning")
+                    ),
                     None => text,
                 },
                 Column::Zone => format!(
@@ -241,7 +244,7 @@ mod tests {
             .nth(1)
             .expect("pod-2 is flagged");
         let row = &row[..row.find("</tr>").unwrap()];
-        assert!(row.contains("⚠ swallows requests"));
+        assert!(row.contains("</svg> swallows requests"));
         assert!(row.contains(">120<") && row.contains(">118<"), "{row}");
         assert!(row.contains("1× 200") && row.contains("119 (99%)"), "{row}");
     }

@@ -21,8 +21,8 @@ pub fn title(summary: &Summary) -> String {
 pub fn banner(page: &mut String, s: &Summary) {
     let audit_violated = s.audit.as_ref().is_some_and(|a| !a.held);
     let (class, mark) = match s.verdict {
-        Verdict::Pass if !audit_violated => ("pass", "✔"),
-        _ => ("fail", "✘"),
+        Verdict::Pass if !audit_violated => ("pass", crate::report::icons::check(22, "pass")),
+        _ => ("fail", crate::report::icons::cross(22, "fail")),
     };
     let held = s.expectations.iter().filter(|e| e.passed).count();
     let _ = write!(
@@ -43,7 +43,8 @@ pub fn explanation(page: &mut String, s: &Summary) {
     if let Some(reason) = &s.partial_reason {
         let _ = write!(
             page,
-            "<p class=\"warn\">⚠ Partial run: {}. The numbers cover what ran.</p>",
+            "<p class=\"warn\">{} Partial run: {}. The numbers cover what ran.</p>",
+            crate::report::icons::warning(14, "warning"),
             escape(reason)
         );
     }
@@ -118,9 +119,15 @@ pub fn expectations(page: &mut String, s: &Summary) {
     );
     for e in &s.expectations {
         let (class, mark) = match e.outcome() {
-            "held" => ("pass", "✔ pass"),
-            "not completed" => ("incomplete", "– not evaluated"),
-            _ => ("fail", "✘ FAIL"),
+            "held" => (
+                "pass",
+                format!("{} pass", crate::report::icons::check(14, "pass")),
+            ),
+            "not completed" => ("incomplete", "– not evaluated".to_owned()),
+            _ => (
+                "fail",
+                format!("{} FAIL", crate::report::icons::cross(14, "fail")),
+            ),
         };
         let observed = observed_text(e);
         let _ = write!(
