@@ -99,7 +99,7 @@ fn incident_reproduces_the_signature_and_fails() {
         swallowing >= 1,
         "a pod answers under half of what reached it: {pods:?}"
     );
-    assert!(html.contains("⚠ swallows requests"));
+    assert!(html.contains("</svg> swallows requests"));
     let lines: Vec<Value> = support::timeline(dir.path());
     assert!(lines.iter().any(|l| l["event"] == "hints"));
     assert!(lines.iter().any(|l| l["event"] == "sample"));
