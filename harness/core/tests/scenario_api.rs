@@ -265,3 +265,44 @@ fn an_override_is_checked_against_the_selected_variant() {
         "{bad}"
     );
 }
+
+/// Three inputs a new user tried and got parser-speak for: each now names the cause and the fix.
+#[test]
+fn hostile_encodings_and_whitespace_name_the_cause_and_the_fix() {
+    // A no-break space in the indentation (a copy from a web page).
+    let nbsp = BASE.replacen("  name: svc", "\u{a0} name: svc", 1);
+    let err = load_scenario_str(&nbsp, "n.yaml", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("n.yaml:8:1: invalid YAML: a no-break space (U+00A0) in the indentation; indent with plain spaces"),
+        "{err}"
+    );
+
+    // An alias bomb: each level doubles the one before.
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..24 {
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [*a{j}, *a{j}, *a{j}, *a{j}]\n",
+            j = i - 1
+        ));
+    }
+    let err = load_scenario_str(&bomb, "b.yaml", None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("too many YAML aliases"), "{err}");
+
+    // UTF-16, as some Windows editors save.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.yaml");
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in BASE.encode_utf16() {
+        bytes.extend(unit.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let err = harness_core::scenario::load_scenario(&path, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the file is UTF-16"), "{err}");
+    assert!(err.contains("save it as UTF-8"), "{err}");
+}

@@ -7,6 +7,7 @@
 //! compared, and the header says what differs (`notes`). The result is `compare.json` (schema `harness-compare/v1`),
 //! `compare.md` and `compare.html` (`render`).
 
+mod differences;
 mod render;
 
 use std::collections::BTreeMap;
@@ -287,6 +288,7 @@ fn notes(base: &Summary, candidate: &Summary) -> Vec<String> {
             base.target, candidate.target
         ));
     }
+    out.extend(differences::run_differences(base, candidate));
     out
 }
 
@@ -710,7 +712,8 @@ mod tests {
             c.notes,
             [
                 "Kubernetes v1.33.1 → v1.34.0",
-                "node image kindest/node:v1.33.1 → kindest/node:v1.34.0"
+                "node image kindest/node:v1.33.1 → kindest/node:v1.34.0",
+                "both runs: variant incident, no --set values, seed 7, time scale 1"
             ]
         );
         assert_eq!(c.candidate.kubernetes.as_deref(), Some("v1.34.0"));
@@ -725,7 +728,13 @@ mod tests {
             c.notes
         );
         let c = compare(&failing_summary(), &failing_summary(), ("a", "b"), &[]).unwrap();
-        assert_eq!(c.notes, ["Kubernetes version not recorded in either run"]);
+        assert_eq!(
+            c.notes,
+            [
+                "Kubernetes version not recorded in either run",
+                "both runs: variant incident, no --set values, seed 7, time scale 1"
+            ]
+        );
     }
 
     #[test]

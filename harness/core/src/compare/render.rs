@@ -27,12 +27,13 @@ fn who(r: &super::RunRef) -> String {
         (target, Some(k)) => format!(" on {target}, Kubernetes {k}"),
         (target, None) => format!(" on {target}"),
     };
+    let variant = r
+        .variant
+        .as_deref()
+        .map_or_else(|| "base document".to_owned(), |v| format!("variant {v}"));
     format!(
-        "{} / {}{on} ({}, {:?})",
-        r.scenario,
-        r.variant.as_deref().unwrap_or("base"),
-        r.dir,
-        r.verdict
+        "{} ({variant}){on} ({}, {:?})",
+        r.scenario, r.dir, r.verdict
     )
 }
 

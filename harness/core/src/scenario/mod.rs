@@ -244,8 +244,43 @@ fn read(path: &Path, file: &str) -> Result<String, ScenarioErrors> {
     if path.is_dir() {
         return Err(ScenarioErrors::whole_file(file, directory_message(path)));
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| ScenarioErrors::whole_file(file, format!("cannot read the file: {e}")))
+    let bytes = std::fs::read(path)
+        .map_err(|e| ScenarioErrors::whole_file(file, format!("cannot read the file: {e}")))?;
+    text_of(bytes).map_err(|message| ScenarioErrors::whole_file(file, message))
+}
+
+/// The file's text, or what its encoding is when it is not UTF-8.
+fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8"
+                .to_owned(),
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "the file is not UTF-8 (the first bad byte is at offset {}): save it as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// A no-break space (U+00A0) in a line's indentation: YAML indents with plain spaces only, and
+/// an editor or a copy from a web page may put these in, unseen.
+fn indentation_nbsp(text: &str) -> Option<tree::Loc> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let indent: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t' || *c == '\u{a0}')
+            .collect();
+        indent
+            .chars()
+            .position(|c| c == '\u{a0}')
+            .map(|col| tree::Loc {
+                line: i as u32 + 1,
+                column: col as u32 + 1,
+            })
+    })
 }
 
 /// "is a directory, not a scenario file; scenario files in it: a.yaml, b.yaml".
@@ -292,6 +327,16 @@ fn parse(text: &str, file: &str) -> Result<tree::Node, ScenarioErrors> {
                 format::KIND
             ),
         ));
+    }
+    if let Some(loc) = indentation_nbsp(text) {
+        let problem = Problem {
+            loc,
+            path: String::new(),
+            message: "invalid YAML: a no-break space (U+00A0) in the indentation; indent with \
+                      plain spaces (U+0020)"
+                .to_owned(),
+        };
+        return Err(errors(file, vec![problem], Vec::new()));
     }
     tree::parse(text).map_err(|e| {
         let problem = match indentation_tab(text, &e) {

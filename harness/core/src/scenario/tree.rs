@@ -84,6 +84,12 @@ fn for_users(message: &str) -> String {
     if message.starts_with("multiple YAML documents detected") {
         return "a scenario file holds exactly one YAML document (found a `---` separator)".into();
     }
+    // The parser's guard against alias bombs ("budget breached: Nodes { nodes: 250001 }").
+    if message.contains("budget breached") {
+        return format!(
+            "too many YAML aliases: the file expands to more than the parser allows ({message}); an alias bomb? Write the values out, or use fewer `*alias` references"
+        );
+    }
     message.replace(", set DuplicateKeyPolicy in Options if acceptable", "")
 }
 
