@@ -7,27 +7,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{
-    ONE_AT_A_TIME, expectation, harness_command, require_workload_bins, summary, timeline,
-};
-
-fn run(file: &str) -> (i32, Value, Vec<Value>) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    require_workload_bins();
-    let dir = tempfile::tempdir().unwrap();
-    let status = harness_command(&["run", &format!("scenarios/testdata/{file}"), "--seed", "7"])
-        .args(["--progress", "none", "--out"])
-        .arg(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    (
-        status.code().unwrap_or(-1),
-        summary(dir.path()),
-        timeline(dir.path()),
-    )
-}
+use support::{expectation, run_testdata as run};
 
 /// The rollout's pod changes (creations and deletions) from its start, grouped into waves:
 /// changes less than half a start-up apart belong to one wave.

@@ -7,27 +7,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{ONE_AT_A_TIME, require_workload_bins, summary, timeline, workspace_root};
-
-fn run(file: &str) -> (i32, Value, Vec<Value>) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    require_workload_bins();
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", &format!("scenarios/testdata/{file}"), "--seed", "7"])
-        .args(["--progress", "none", "--out"])
-        .arg(dir.path())
-        .current_dir(workspace_root())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    (
-        status.code().unwrap_or(-1),
-        summary(dir.path()),
-        timeline(dir.path()),
-    )
-}
+use support::run_testdata as run;
 
 /// The last reachability event of each zone before `t_s`.
 fn reachable_at(events: &[Value], zone: &str, t_s: f64) -> Vec<String> {

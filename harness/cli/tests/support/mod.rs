@@ -83,6 +83,26 @@ pub fn run_variant_with(file: &str, variant: &str, sets: &[&str], out: &Path) ->
     status.code().unwrap_or(-1)
 }
 
+/// Runs `scenarios/testdata/<file>` with seed 7, one scenario run at a time: its exit code,
+/// its `summary.json` (checked against the schema) and its timeline.
+pub fn run_testdata(file: &str) -> (i32, Value, Vec<Value>) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    require_workload_bins();
+    let dir = tempfile::tempdir().unwrap();
+    let status = harness_command(&["run", &format!("scenarios/testdata/{file}"), "--seed", "7"])
+        .args(["--progress", "none", "--out"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    (
+        status.code().unwrap_or(-1),
+        summary(dir.path()),
+        timeline(dir.path()),
+    )
+}
+
 /// `summary.json` of a run, validated against `harness schema summary`.
 pub fn summary(out: &Path) -> Value {
     let text = std::fs::read_to_string(out.join("summary.json")).unwrap();

@@ -7,6 +7,7 @@
 //! compared, and the header says what differs (`notes`). The result is `compare.json` (schema `harness-compare/v1`),
 //! `compare.md` and `compare.html` (`render`).
 
+mod comparable;
 mod differences;
 mod render;
 
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use comparable::{PlannedRun, baseline_refusal};
 pub use render::{render_compare_html, render_compare_markdown};
 
 use crate::report::{KubernetesInfo, Summary, Verdict};
@@ -197,7 +199,7 @@ pub fn compare(
     dirs: (&str, &str),
     bounds: &[Bound],
 ) -> Result<Comparison, BoundError> {
-    let reason = incomparable(base, candidate);
+    let reason = comparable::incomparable(base, candidate);
     let mut metrics = metric_deltas(base, candidate);
     let known: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
     let mut regressions = Vec::new();
@@ -290,102 +292,6 @@ fn notes(base: &Summary, candidate: &Summary) -> Vec<String> {
     }
     out.extend(differences::run_differences(base, candidate));
     out
-}
-
-/// Why the two runs cannot be compared, if they cannot.
-fn incomparable(base: &Summary, candidate: &Summary) -> Option<String> {
-    let planned = |s: &Summary| PlannedRun {
-        scenario: s.scenario.clone(),
-        variant: s.variant.clone(),
-        expectations: expectation_shape(s),
-        target: s.target.clone(),
-    };
-    if let Some(why) = different_runs(&planned(base), &planned(candidate)) {
-        return Some(why);
-    }
-    for (which, s) in [("base", base), ("candidate", candidate)] {
-        if s.partial {
-            return Some(partial_reason(which, s));
-        }
-    }
-    None
-}
-
-/// What is known of a run before it starts: enough to tell whether a stored baseline can be
-/// compared with it at all.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlannedRun {
-    pub scenario: String,
-    pub variant: Option<String>,
-    /// Each expectation's (name, metric), in the file's order.
-    pub expectations: Vec<(String, String)>,
-    /// `local` or `kind`.
-    pub target: String,
-}
-
-/// Why `base` cannot be the baseline of the run `planned`, checked before the run starts
-/// (`harness run --baseline`): another scenario, other expectations, a partial base, or — for
-/// a gate — another target (`harness compare` still sets runs of two targets side by side).
-pub fn baseline_refusal(base: &Summary, planned: &PlannedRun) -> Option<String> {
-    let stored = PlannedRun {
-        scenario: base.scenario.clone(),
-        variant: base.variant.clone(),
-        expectations: expectation_shape(base),
-        target: base.target.clone(),
-    };
-    if let Some(why) = different_runs(&stored, planned) {
-        return Some(why);
-    }
-    if base.partial {
-        return Some(partial_reason("base", base));
-    }
-    (!base.target.is_empty() && base.target != planned.target).then(|| {
-        format!(
-            "the baseline ran on target `{}` and this run is on `{}`: their numbers are not a gate for each other (run the baseline on `{}`, or set the two side by side afterwards with `harness compare`)",
-            base.target, planned.target, planned.target
-        )
-    })
-}
-
-fn expectation_shape(s: &Summary) -> Vec<(String, String)> {
-    s.expectations
-        .iter()
-        .map(|e| (e.name.clone(), e.metric.clone()))
-        .collect()
-}
-
-fn partial_reason(which: &str, s: &Summary) -> String {
-    format!(
-        "the {which} run is partial ({}): its numbers cover only part of the load",
-        s.partial_reason.as_deref().unwrap_or("cut short")
-    )
-}
-
-/// Another scenario, or other expectations (name and metric, in order).
-fn different_runs(base: &PlannedRun, candidate: &PlannedRun) -> Option<String> {
-    if base.scenario != candidate.scenario {
-        return Some(format!(
-            "different scenarios: `{}` and `{}`",
-            base.scenario, candidate.scenario
-        ));
-    }
-    if base.expectations != candidate.expectations {
-        let names = |r: &PlannedRun| {
-            r.expectations
-                .iter()
-                .map(|(name, metric)| format!("{name} ({metric})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return Some(format!(
-            "the runs check different expectations (variant `{}` vs `{}`): base [{}], candidate [{}]",
-            base.variant.as_deref().unwrap_or("base"),
-            candidate.variant.as_deref().unwrap_or("base"),
-            names(base),
-            names(candidate)
-        ));
-    }
-    None
 }
 
 fn run_ref(s: &Summary, dir: &str) -> RunRef {
