@@ -8,7 +8,7 @@
 #   make fuzz    (each fuzz target ~1 min: FUZZ_SECONDS=N for longer; results/fuzz/)
 #   make overload  (the sidecar at 10x overload; results/overload/)
 #   make report-screenshot  (renders the recorded reports in headless Chromium; refreshes docs/)
-#   make soak    (SOAK_CASES random scenarios, default 200; writes results/soak/<date>.md)
+#   make soak    (SOAK_CASES random scenarios, default 200; writes results/soak/<date>-seed<seed>.md)
 
 CARGO   ?= cargo
 TARGET  ?= local
@@ -91,11 +91,11 @@ clean:
 
 ## Random valid scenarios on the local target (harness/cli/tests/random_scenarios.rs): each must
 ## exit 0 or 1, pass its self-audit and agree with `harness plan`; failures are shrunk and
-## written with the report (results/soak/<date>.md, <date>.failures/). SOAK_SEED repeats a soak.
+## written with the report (results/soak/<date>-seed<seed>.md, <date>-seed<seed>.failures/). SOAK_SEED repeats a soak.
 SOAK_CASES ?= 200
 SOAK_SEED  ?= $(shell date +%Y%m%d)
 soak:
 	$(CARGO) build --workspace --bins
 	HARNESS_SOAK_CASES=$(SOAK_CASES) HARNESS_SOAK_SEED=$(SOAK_SEED) \
-		HARNESS_SOAK_REPORT=$(CURDIR)/results/soak/$(shell date +%Y-%m-%d).md \
+		HARNESS_SOAK_REPORT=$(CURDIR)/results/soak/$(shell date +%Y-%m-%d)-seed$(SOAK_SEED).md \
 		$(CARGO) test -p harness --test random_scenarios -- --nocapture random_scenarios_run_clean

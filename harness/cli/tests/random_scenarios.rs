@@ -9,7 +9,7 @@
 //! `make test` runs a fixed-seed set ([`FIXED_CASES`], about three minutes) and every
 //! regression fixture in `scenarios/testdata/regressions/` (each a scenario a soak once found
 //! failing). `make soak` runs many more (`HARNESS_SOAK_CASES`, default 200, from the seed
-//! `HARNESS_SOAK_SEED`) and writes `results/soak/<date>.md` with every failure's seed, case
+//! `HARNESS_SOAK_SEED`) and writes `results/soak/<date>-seed<seed>.md` with every failure's seed, case
 //! and minimal scenario (`HARNESS_SOAK_REPORT`): each becomes a regression fixture.
 //! `HARNESS_SOAK_ONLY=N` repeats one case of a seed; `HARNESS_SOAK_WRITE=DIR` keeps every
 //! case's scenario file.
