@@ -228,6 +228,22 @@ fn overrides_replace_values_after_the_variant_and_problems_name_them() {
         e.starts_with("x.yaml: --set load.generators[9].rate=1: `load.generators` has 1 entry"),
         "{e}"
     );
+    // A number too large for its field, from the command line: the field, its range, and the
+    // digits as typed (not the nearest float, `1e+23`).
+    let e = load_scenario_str_with(
+        &text,
+        "x.yaml",
+        None,
+        &[set("service.replicas=99999999999999999999999")],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.ends_with(
+            "service.replicas: 99999999999999999999999 is out of range: a whole number from 1 to 4294967295 (the value comes from --set service.replicas=99999999999999999999999)"
+        ),
+        "{e}"
+    );
 }
 
 /// `--set` with `--variant` is checked against the variant, not against the base document:

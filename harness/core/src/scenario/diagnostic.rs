@@ -166,6 +166,12 @@ impl<'t> Problems<'t> {
         self.sealed = true;
     }
 
+    /// The digits of the number at `path` when the document holds it only approximately (a
+    /// whole number beyond 64 bits, see [`Node::written_number`]).
+    pub fn written_number(&self, path: &FieldPath) -> Option<&'t str> {
+        self.tree.at(path)?.written_number()
+    }
+
     /// The line `path` was written on, for messages like "first defined at line 9".
     pub fn line_of(&self, path: &FieldPath) -> u32 {
         self.tree.locate(path).line

@@ -49,6 +49,13 @@ pub enum Value {
     Null,
     Bool(bool),
     Number(serde_json::Number),
+    /// A whole number with more digits than 64 bits hold (`99999999999999999999999`): the
+    /// parser reads it as its nearest float, which is what the schema check and decoding see
+    /// (`nearest`); `written` keeps the digits for messages.
+    BigInteger {
+        written: String,
+        nearest: serde_json::Number,
+    },
     String(String),
     Seq(Vec<Node>),
     Map(Vec<Entry>),
@@ -67,7 +74,7 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     options.strict_booleans = true;
     options.with_snippet = false;
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
-        Ok(spanned) => Ok(Node::from_spanned(spanned)),
+        Ok(spanned) => Ok(Node::from_spanned(spanned, text)),
         Err(err) => {
             let loc = err.location().map(|l| Loc::of(&l)).unwrap_or_default();
             let message = serde_saphyr::DefaultMessageFormatter.format_message(&err);
@@ -94,26 +101,47 @@ fn for_users(message: &str) -> String {
 }
 
 impl Node {
-    fn from_spanned(spanned: Spanned<Raw>) -> Self {
+    /// The node `spanned` parsed from `text`.
+    fn from_spanned(spanned: Spanned<Raw>, text: &str) -> Self {
         let loc = Loc::of(&spanned.referenced);
         let value = match spanned.value {
             Raw::Null => Value::Null,
             Raw::Bool(b) => Value::Bool(b),
-            Raw::Number(n) => Value::Number(n),
+            Raw::Number(n) => match whole_number_beyond_64_bits(&n, &spanned.defined, text) {
+                Some(written) => Value::BigInteger {
+                    written,
+                    nearest: n,
+                },
+                None => Value::Number(n),
+            },
             Raw::String(s) => Value::String(s),
-            Raw::Seq(items) => Value::Seq(items.into_iter().map(Node::from_spanned).collect()),
+            Raw::Seq(items) => Value::Seq(
+                items
+                    .into_iter()
+                    .map(|item| Node::from_spanned(item, text))
+                    .collect(),
+            ),
             Raw::Map(entries) => Value::Map(
                 entries
                     .into_iter()
                     .map(|(key, value)| Entry {
                         key: key.value,
                         key_loc: Loc::of(&key.referenced),
-                        value: Node::from_spanned(value),
+                        value: Node::from_spanned(value, text),
                     })
                     .collect(),
             ),
         };
         Node { loc, value }
+    }
+
+    /// The scalar as written, when it is a number the document holds only approximately (a
+    /// whole number beyond 64 bits); `None` for any other node.
+    pub fn written_number(&self) -> Option<&str> {
+        match &self.value {
+            Value::BigInteger { written, .. } => Some(written),
+            _ => None,
+        }
     }
 
     /// The entries, if this node is a mapping.
@@ -187,7 +215,7 @@ impl Node {
         match &self.value {
             Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
-            Value::Number(n) => Json::Number(n.clone()),
+            Value::Number(n) | Value::BigInteger { nearest: n, .. } => Json::Number(n.clone()),
             Value::String(s) => Json::String(s.clone()),
             Value::Seq(items) => Json::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => Json::Object(
@@ -198,6 +226,24 @@ impl Node {
             ),
         }
     }
+}
+
+/// The digits of a number the parser could only read as a float although it is written as a
+/// whole number (`[-+]?[0-9]+`, too many digits for 64 bits), taken from `text` at `location`.
+fn whole_number_beyond_64_bits(
+    n: &serde_json::Number,
+    location: &serde_saphyr::Location,
+    text: &str,
+) -> Option<String> {
+    if !n.is_f64() {
+        return None;
+    }
+    let span = location.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    let written = text.get(start..start.checked_add(len)?)?.trim();
+    let digits = written.strip_prefix(['-', '+']).unwrap_or(written);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| written.to_owned())
 }
 
 /// What `serde-saphyr` hands us before locations are unpacked.
@@ -325,6 +371,27 @@ mod tests {
             "a": 1, "b": { "c": ["x", 2.5], "d": "yes", "e": null }, "f": [{ "g": true }]
         });
         assert_eq!(root.to_json(), expected);
+    }
+
+    #[test]
+    fn whole_numbers_beyond_64_bits_keep_their_digits() {
+        let root =
+            parse("a: 99999999999999999999999\nb: [-18446744073709551616, 2.5, 7]\n").unwrap();
+        let a = root.get("a").unwrap();
+        assert_eq!(a.written_number(), Some("99999999999999999999999"));
+        assert_eq!(a.to_json(), serde_json::json!(1e23));
+        let b = FieldPath::root().key("b");
+        assert_eq!(
+            root.at(&b.index(0)).unwrap().written_number(),
+            Some("-18446744073709551616")
+        );
+        // A float as written, and a whole number that fits, are ordinary numbers.
+        assert_eq!(root.at(&b.index(1)).unwrap().written_number(), None);
+        assert_eq!(root.at(&b.index(2)).unwrap().written_number(), None);
+        assert_eq!(
+            root.at(&b.index(2)).unwrap().to_json(),
+            serde_json::json!(7)
+        );
     }
 
     #[test]

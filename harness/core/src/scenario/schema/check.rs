@@ -12,7 +12,9 @@ use super::super::format::scalars::describe_pattern;
 use super::super::path::{FieldPath, Segment};
 use super::super::suggest::closest;
 use super::super::tree::render_json;
-use super::messages::{constant_options, failing_subschema, message, one_of_constants};
+use super::messages::{
+    beyond_integer_type, constant_options, failing_subschema, message, one_of_constants,
+};
 use super::validator;
 
 /// What the structural check found besides the problems it reported.
@@ -145,7 +147,18 @@ impl Reporter<'_, '_> {
                     error.to_string()
                 }
             }
-            _ => message(error, instance),
+            _ => match beyond_integer_type(error) {
+                // The value does not fit its field's type, so it cannot be decoded either.
+                Some(range) => {
+                    self.structure.broken.push(path.clone());
+                    let written = match self.problems.written_number(&path) {
+                        Some(digits) => digits.to_owned(),
+                        None => render_json(instance).into_owned(),
+                    };
+                    range.message(&written)
+                }
+                None => message(error, instance),
+            },
         };
         if breaks_decoding(error.kind()) {
             self.structure.broken.push(path.clone());

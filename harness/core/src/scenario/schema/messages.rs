@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 use super::super::format::scalars::describe_pattern;
 use super::super::suggest::closest;
 use super::super::tree::render_json;
-use super::schema;
+use super::{integer_format_range, schema};
 
 /// The subschema holding the keyword that failed.
 pub(super) fn failing_subschema(error: &ValidationError<'_>) -> Option<&'static Json> {
@@ -89,6 +89,52 @@ pub(super) fn message(error: &ValidationError<'_>, instance: &Json) -> String {
         ValidationErrorKind::MinLength { .. } => "must not be empty".to_owned(),
         _ => error.to_string(),
     }
+}
+
+/// The values a whole-number field takes: its own bounds, else its type's.
+pub(super) struct IntegerRange {
+    min: Json,
+    max: Json,
+    /// The value is above the type's maximum (else below its minimum).
+    too_large: bool,
+}
+
+impl IntegerRange {
+    /// `99999999999999999999999 is out of range: a whole number from 1 to 4294967295`, or, below
+    /// the type's minimum, `-1 is too small; the minimum is 0`; `written` is the value as written.
+    pub(super) fn message(&self, written: &str) -> String {
+        if self.too_large {
+            format!(
+                "{written} is out of range: a whole number from {} to {}",
+                self.min, self.max
+            )
+        } else {
+            format!("{written} is too small; the minimum is {}", self.min)
+        }
+    }
+}
+
+/// The field's range when `error` is a whole number beyond the bounds of its field's integer
+/// type (too large for a `u32`, say), not a bound the field sets itself: such a value cannot
+/// be decoded.
+pub(super) fn beyond_integer_type(error: &ValidationError<'_>) -> Option<IntegerRange> {
+    let (limit, too_large) = match error.kind() {
+        ValidationErrorKind::Maximum { limit } => (limit, true),
+        ValidationErrorKind::Minimum { limit } => (limit, false),
+        _ => return None,
+    };
+    let subschema = failing_subschema(error)?;
+    let (type_min, type_max) = integer_format_range(subschema.get("format")?.as_str()?)?;
+    let at_type_bound = if too_large {
+        limit == &type_max
+    } else {
+        limit == &type_min
+    };
+    at_type_bound.then(|| IntegerRange {
+        min: subschema.get("minimum").cloned().unwrap_or(type_min),
+        max: subschema.get("maximum").cloned().unwrap_or(type_max),
+        too_large,
+    })
 }
 
 /// What a subschema accepts, in words.

@@ -25,6 +25,7 @@ fn schema() -> &'static Json {
         let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
         let mut schema = generator.into_root_schema_for::<ScenarioFile>().to_value();
         strip_null(&mut schema);
+        bound_integers(&mut schema);
         schema
     })
 }
@@ -76,6 +77,44 @@ fn strip_null(schema: &mut Json) {
     }
 }
 
+/// The range of the Rust integer type behind a `format` schemars writes (`uint32` for a `u32`).
+pub(super) fn integer_format_range(format: &str) -> Option<(Json, Json)> {
+    Some(match format {
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// schemars bounds `u32` and wider integers below only (`minimum: 0`), so a number too large
+/// for its field (`replicas: 99999999999999999999999`) would pass the schema and fail only when
+/// decoded, in the decoder's words ("expected u32"). Every integer gets its type's bounds where
+/// the field sets none of its own, and the structural check names the field and its range.
+fn bound_integers(schema: &mut Json) {
+    match schema {
+        Json::Object(map) => {
+            let range = map
+                .get("format")
+                .and_then(Json::as_str)
+                .filter(|_| map.get("type").is_some_and(|t| t == "integer"))
+                .and_then(integer_format_range);
+            if let Some((min, max)) = range {
+                map.entry("minimum").or_insert(min);
+                map.entry("maximum").or_insert(max);
+            }
+            map.values_mut().for_each(bound_integers);
+        }
+        Json::Array(items) => items.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +129,35 @@ mod tests {
         assert!(!text.contains("\"null\""), "{text}");
         assert!(!text.contains("anyOf"), "{text}");
         assert!(!text.contains(NULL_ALLOWED), "{text}");
+    }
+
+    #[test]
+    fn integers_are_bounded_by_their_type_unless_the_field_says_more() {
+        let schema = json_schema();
+        let replicas = &schema["$defs"]["ServiceSpec"]["properties"]["replicas"];
+        assert_eq!(replicas["minimum"], 1, "the field's own minimum stays");
+        assert_eq!(replicas["maximum"], u32::MAX);
+        fn integers<'a>(schema: &'a Json, found: &mut Vec<&'a Json>) {
+            match schema {
+                Json::Object(map) => {
+                    if map.get("type").is_some_and(|t| t == "integer") {
+                        found.push(schema);
+                    }
+                    map.values().for_each(|v| integers(v, found));
+                }
+                Json::Array(items) => items.iter().for_each(|v| integers(v, found)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        integers(&schema, &mut found);
+        assert!(found.len() > 10, "{}", found.len());
+        for integer in found {
+            assert!(
+                integer.get("minimum").is_some() && integer.get("maximum").is_some(),
+                "{integer}"
+            );
+        }
     }
 
     #[test]
