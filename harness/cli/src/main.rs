@@ -36,6 +36,9 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
     Hints(commands::hints::HintsArgs),
+    /// Write a scenario that reproduces a cluster's Service: its nodes, Deployment, routing,
+    /// autoscaler, read from `kubectl get ... -o yaml` files or live from a context.
+    Import(commands::import::ImportArgs),
     /// Write the kind cluster config a scenario needs (zones, CPU shaped for the host, spares).
     KindConfig(commands::kind_config::KindConfigArgs),
     /// Build the workload images (scratch + static binary, tagged by content) for kind.
@@ -55,6 +58,7 @@ fn main() {
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Hints(args) => commands::hints::run(args),
+        Command::Import(args) => commands::import::run(args),
         Command::KindConfig(args) => commands::kind_config::run(args),
         Command::Images(args) => commands::images::run(args),
         Command::Pins(args) => commands::pins::run(args),

@@ -19,6 +19,7 @@ pub mod driver;
 pub mod exec;
 pub mod host;
 pub mod images;
+pub mod import;
 pub mod labels;
 pub mod lifecycle;
 pub mod manifests;

@@ -3,8 +3,10 @@
 pub mod compare;
 pub mod hints;
 pub mod images;
+pub mod import;
 pub mod kind_config;
 mod kind_plan;
+pub(crate) mod kube_yaml;
 pub mod matrix;
 mod out_dir;
 pub mod pins;

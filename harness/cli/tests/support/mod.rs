@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod import;
+
 /// Scenario runs are timing-sensitive; tests that must not share the 2 cores take this lock.
 pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 

@@ -70,7 +70,7 @@ fn read_images(path: &std::path::Path) -> Result<ImageManifest, KindError> {
 
 /// A client for `context` of the kubeconfig (`path`, or kube-rs' default lookup), and the
 /// server it talks to.
-pub(super) async fn client_for(
+pub async fn client_for(
     context: &str,
     path: Option<&std::path::Path>,
 ) -> Result<(kube::Client, crate::preflight::Server), KindError> {

@@ -38,8 +38,11 @@ use crate::images::Manifest as ImageManifest;
 use crate::lifecycle::Cluster;
 use crate::manifests::{LOADGEN_METRICS_PORT, durations};
 use crate::watch::Recorder;
+pub use deploy::client_for;
 pub use error::KindError;
-pub use options::{ClusterMode, ContextError, CreateOptions, KindOptions, choose_mode};
+pub use options::{
+    ClusterMode, ContextError, CreateOptions, KindOptions, choose_mode, is_harness_cluster,
+};
 use workload_contract::loadgen::LoadgenCounters;
 
 /// The kind target.

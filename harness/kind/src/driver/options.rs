@@ -138,7 +138,7 @@ pub fn choose_mode(
     }
 }
 
-fn is_harness_cluster(name: &str) -> bool {
+pub fn is_harness_cluster(name: &str) -> bool {
     name.len() > names::CLUSTER_PREFIX.len() && name.starts_with(names::CLUSTER_PREFIX)
 }
 

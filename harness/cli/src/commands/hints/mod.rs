@@ -5,7 +5,6 @@
 //! as they are and only kube-proxy's choice is shown ([`as_is`]).
 
 mod as_is;
-mod load;
 mod render;
 mod report;
 mod sweep;

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use kube_model::openapi::{self, ConvertError, OwnedSlice, ServiceInfo};
 
-use super::load::{Located, Source};
+use crate::commands::kube_yaml::{Located, Source};
 
 /// One endpoint after the reconcile.
 #[derive(Debug, Serialize)]

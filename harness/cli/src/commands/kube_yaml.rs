@@ -1,6 +1,7 @@
 //! Reads Kubernetes objects from YAML as `kubectl get ... -o yaml` prints them: a single
 //! object, a list (`kind: List` or `kind: <Kind>List` with `items`), or several documents
-//! separated by `---`. Objects are decoded into `k8s-openapi` types with `serde-saphyr`; every
+//! separated by `---`. Shared by `harness hints` (one kind per file, [`Source::objects`]) and
+//! `harness import` (any kinds in any file, [`Source::documents`]). Objects are decoded into `k8s-openapi` types with `serde-saphyr`; every
 //! error names the file and, where the parser knows it, the line and column.
 //!
 //! Documents are decoded one at a time (the kind of each decides how to decode it). To keep
@@ -72,6 +73,12 @@ impl Source {
                     .chain(doc.items.into_iter().filter_map(|i| i.kind))
             })
             .collect()
+    }
+
+    /// The file's documents, each with its first line, for readers that look at each
+    /// document's `kind` first.
+    pub fn documents(&self) -> Vec<Document<'_>> {
+        split_documents(&self.text)
     }
 
     /// Every `T` in the file.
@@ -149,7 +156,7 @@ where
 }
 
 /// `file:line:column: message` for a parser error.
-fn yaml_error(name: &str, err: &serde_saphyr::Error) -> anyhow::Error {
+pub(crate) fn yaml_error(name: &str, err: &serde_saphyr::Error) -> anyhow::Error {
     let message = err.without_snippet().to_string();
     match err.location() {
         Some(loc) if loc.line() > 0 => {
@@ -163,15 +170,15 @@ fn yaml_error(name: &str, err: &serde_saphyr::Error) -> anyhow::Error {
 }
 
 /// One YAML document: its 1-based first line and its lines (the `---` marker blanked).
-struct Document<'a> {
-    first_line: usize,
+pub(crate) struct Document<'a> {
+    pub(crate) first_line: usize,
     /// Number of lines before the document in the file.
     offset: usize,
     lines: Vec<std::borrow::Cow<'a, str>>,
 }
 
 impl Document<'_> {
-    fn padded(&self) -> String {
+    pub(crate) fn padded(&self) -> String {
         let mut s = "\n".repeat(self.offset);
         for line in &self.lines {
             s.push_str(line);
@@ -192,7 +199,7 @@ impl Document<'_> {
 /// Splits at document markers (`---` / `...` at the start of a line). YAML forbids those
 /// markers inside content, so a line-based split is exact. Documents holding only comments
 /// and blank lines are dropped.
-fn split_documents(text: &str) -> Vec<Document<'_>> {
+pub(crate) fn split_documents(text: &str) -> Vec<Document<'_>> {
     let mut docs = Vec::new();
     let mut current = Document {
         first_line: 1,
