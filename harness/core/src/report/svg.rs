@@ -4,6 +4,14 @@
 //! and a lanes chart (one row per pod) of labelled spans with per-second bars, for hints per
 //! endpoint and termination windows. Every series carries `data-series`, `data-max` and
 //! `data-sum` so a test can read what was drawn from the rendered DOM.
+//!
+//! The y axis ([`Axis`]) runs from 0 to a tick at or above the highest value (and the limit),
+//! with a few pixels of headroom above it, so no point lies on or beyond the plot's edge; count
+//! axes ([`Unit::Count`]) tick whole numbers only. A limit line is painted beneath the series,
+//! thinner than they are, so a series sitting at its limit stays visible on top of it. When the
+//! load ended inside the last second drawn, that second is shaded and its points are hollow,
+//! joined by a dashed segment: it holds only a fraction of a second of load, and its value is
+//! drawn as measured (the series still add up to the totals).
 
 use std::fmt::Write;
 
@@ -16,6 +24,15 @@ const TOP: f64 = 14.0;
 const BOTTOM: f64 = 30.0;
 const PLOT_HEIGHT: f64 = 190.0;
 const LEGEND_ROW: f64 = 15.0;
+/// Pixels between the plot's top edge and the axis' top tick.
+const HEADROOM: f64 = 10.0;
+/// At most this many intervals between ticks (so at most six ticks, 0 included).
+const MAX_INTERVALS: u32 = 5;
+/// Stroke widths: a series is drawn wider than the dashed limit beneath it.
+const SERIES_STROKE: f64 = 2.0;
+const LIMIT_STROKE: f64 = 1.0;
+/// The shading of seconds the load did not fill.
+const PARTIAL_FILL: &str = "#d0d7de";
 const LANE_HEIGHT: f64 = 24.0;
 /// Spans fill the top of a lane, bars grow in the part below.
 const SPAN_HEIGHT: f64 = 9.0;
@@ -46,7 +63,11 @@ impl<'a> Line<'a> {
 /// How values read on the axis and in hover text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
-    /// Counts or rates: whole numbers from 10 up.
+    /// Whole counts (requests in a second, in flight, queued, pods): the axis ticks whole
+    /// numbers only.
+    Count(&'static str),
+    /// Rates and other quantities that may be fractional: whole numbers from 10 up in hover
+    /// text; the axis may tick fractions.
     Number(&'static str),
     /// Fractions shown as percentages.
     Percent,
@@ -55,20 +76,119 @@ pub enum Unit {
 impl Unit {
     fn format(self, v: f64) -> String {
         match self {
-            Unit::Number(_) if v.abs() >= 10.0 || v.fract() == 0.0 => format!("{v:.0}"),
-            Unit::Number(_) => format!("{v:.2}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string(),
+            Unit::Count(_) | Unit::Number(_) if v.abs() >= 10.0 || v.fract() == 0.0 => {
+                format!("{v:.0}")
+            }
+            Unit::Count(_) | Unit::Number(_) => trimmed(v, 2),
             Unit::Percent => format!("{:.1}%", v * 100.0),
+        }
+    }
+
+    /// A tick's label: as many decimals as the tick has (12.5 stays 12.5), at most 3.
+    fn tick_label(self, v: f64) -> String {
+        match self {
+            Unit::Count(_) | Unit::Number(_) => trimmed(v, 3),
+            Unit::Percent => format!("{}%", trimmed(v * 100.0, 3)),
         }
     }
 
     fn axis_label(self) -> &'static str {
         match self {
-            Unit::Number(label) => label,
+            Unit::Count(label) | Unit::Number(label) => label,
             Unit::Percent => "%",
         }
+    }
+
+    fn whole(self) -> bool {
+        matches!(self, Unit::Count(_))
+    }
+}
+
+/// `v` with at most `decimals` decimals, trailing zeros dropped.
+fn trimmed(v: f64, decimals: usize) -> String {
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// A y axis from 0: ticks `0, step, 2·step, …, top`, `top` at or above the highest value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Axis {
+    pub step: f64,
+    pub intervals: u32,
+}
+
+impl Axis {
+    /// The axis for values up to `max`: the smallest step of 1, 2, 2.5 or 5 × 10^k that
+    /// reaches `max` in at most five intervals. With `whole`, steps are whole numbers (1, 2, 5,
+    /// 10, 20, 25, 50, …) and there are at least two intervals, so a maximum of 0, 1 or 2 reads
+    /// 0, 1, 2. Nothing to show (0, negative or not finite) gives 0…1.
+    pub fn new(max: f64, whole: bool) -> Axis {
+        let max = if max.is_finite() && max > 0.0 {
+            max
+        } else {
+            0.0
+        };
+        if max == 0.0 && !whole {
+            return Axis {
+                step: 0.2,
+                intervals: 5,
+            };
+        }
+        let mut exponent = if max > 0.0 {
+            (max / f64::from(MAX_INTERVALS)).log10().floor() as i32 - 1
+        } else {
+            0
+        };
+        if whole {
+            exponent = exponent.max(0);
+        }
+        loop {
+            let magnitude = 10f64.powi(exponent);
+            for m in [1.0, 2.0, 2.5, 5.0] {
+                let step = m * magnitude;
+                if whole && step.fract() != 0.0 {
+                    continue;
+                }
+                let intervals = if whole {
+                    // Exact for counts, however large.
+                    (max.ceil() as u64).div_ceil(step as u64)
+                } else {
+                    // The tolerance keeps 1.1 / 0.1 = 11.000000000000002 at 11 intervals.
+                    (max / step - 1e-9).ceil().max(0.0) as u64
+                };
+                if intervals <= u64::from(MAX_INTERVALS) {
+                    let intervals = intervals as u32;
+                    let intervals = if whole {
+                        intervals.max(2)
+                    } else {
+                        intervals.max(1)
+                    };
+                    return Axis { step, intervals };
+                }
+            }
+            exponent += 1;
+        }
+    }
+
+    /// The top tick.
+    pub fn top(&self) -> f64 {
+        self.step * f64::from(self.intervals)
+    }
+
+    /// Every tick from 0 to the top.
+    pub fn ticks(&self) -> Vec<f64> {
+        (0..=self.intervals)
+            .map(|k| self.step * f64::from(k))
+            .collect()
     }
 }
 
@@ -82,6 +202,21 @@ pub struct LineChart<'a> {
     pub markers: &'a [Marker],
     /// A horizontal reference line (e.g. the concurrency limit) and its label.
     pub limit: Option<(f64, String)>,
+    /// When the load ended (seconds from its start): a last second it did not fill is marked.
+    pub load_end_s: Option<f64>,
+}
+
+/// Where the seconds the load did not fill begin — the load's end — when it ended inside the
+/// last of `seconds` seconds drawn (or earlier); `None` when every second drawn is whole.
+pub fn partial_from(load_end_s: Option<f64>, seconds: usize) -> Option<f64> {
+    let end = load_end_s?;
+    let n = seconds as f64;
+    (seconds > 0 && end.is_finite() && end > 0.0 && end < n - 1e-6).then_some(end)
+}
+
+/// The first second that is not a whole second of load.
+fn first_partial_second(end: f64) -> usize {
+    end.floor() as usize
 }
 
 fn x_of(t: f64, seconds: f64) -> f64 {
@@ -105,20 +240,34 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
         .lines
         .iter()
         .flat_map(|l| l.values.iter().flatten().copied())
+        .filter(|v| v.is_finite())
         .fold(0.0_f64, f64::max);
-    let y_max = nice_ceiling(data_max.max(chart.limit.as_ref().map_or(0.0, |l| l.0)));
-    let legend_height = LEGEND_ROW * chart.lines.len() as f64 + TOP;
+    let axis = Axis::new(
+        data_max.max(chart.limit.as_ref().map_or(0.0, |l| l.0)),
+        chart.unit.whole(),
+    );
+    let partial = partial_from(chart.load_end_s, seconds);
+    let legend_rows = chart.lines.len() + if partial.is_some() { 2 } else { 0 };
+    let legend_height = LEGEND_ROW * legend_rows as f64 + TOP;
     let height = TOP + PLOT_HEIGHT.max(legend_height) + BOTTOM;
     let plot_bottom = height - BOTTOM;
-    let plot_height = plot_bottom - TOP;
-    let y_of = |v: f64| plot_bottom - plot_height * (v / y_max);
+    let y_of = y_scale(axis, plot_bottom);
     let mut svg = open_svg(chart.id, chart.title, height);
-    frame(&mut svg, span, plot_bottom, chart.unit, y_max, &y_of);
+    if let Some(end) = partial {
+        let _ = write!(svg, " data-load-end=\"{end}\"");
+    }
+    svg.push('>');
+    let _ = write!(svg, "<title>{}</title>", escape(chart.title));
+    frame(&mut svg, span, plot_bottom, chart.unit, axis, &y_of);
+    if let Some(end) = partial {
+        partial_band(&mut svg, end, span, plot_bottom);
+    }
+    // Painted first, so every series lies on top of it.
     if let Some((limit, label)) = &chart.limit {
         let y = y_of(*limit);
         let _ = write!(
             svg,
-            "<g class=\"limit\" data-limit=\"{limit}\"><title>{}</title><line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#cf222e\" stroke-dasharray=\"6 3\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#cf222e\" text-anchor=\"end\">{}</text></g>",
+            "<g class=\"limit\" data-limit=\"{limit}\"><title>{}</title><line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#cf222e\" stroke-width=\"{LIMIT_STROKE}\" stroke-dasharray=\"6 3\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#cf222e\" text-anchor=\"end\">{}</text></g>",
             escape(label),
             WIDTH - RIGHT,
             WIDTH - RIGHT - 4.0,
@@ -127,13 +276,57 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
         );
     }
     for (i, line) in chart.lines.iter().enumerate() {
-        series(&mut svg, line, i, span, chart.unit, &y_of);
+        series(&mut svg, line, i, span, chart.unit, partial, &y_of);
         legend_entry(&mut svg, i, line.label, color(i));
     }
+    if let Some(end) = partial {
+        partial_legend(&mut svg, chart.lines.len(), end);
+    }
     draw_markers(&mut svg, chart.markers, span, plot_bottom);
-    hover_columns(&mut svg, chart, seconds, plot_bottom);
+    hover_columns(&mut svg, chart, seconds, partial, plot_bottom);
     svg.push_str("</svg>");
     svg
+}
+
+/// Value → y: 0 at the plot's bottom, the axis' top tick `HEADROOM` below its top edge.
+fn y_scale(axis: Axis, plot_bottom: f64) -> impl Fn(f64) -> f64 {
+    let top = axis.top();
+    let height = plot_bottom - TOP - HEADROOM;
+    move |v: f64| plot_bottom - height * (v / top)
+}
+
+/// The seconds from the load's end to the end of the chart, shaded, with what they are.
+fn partial_band(svg: &mut String, end: f64, span: f64, plot_bottom: f64) {
+    let from = first_partial_second(end) as f64;
+    let x0 = x_of(from, span);
+    let _ = write!(
+        svg,
+        "<rect class=\"partial\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{PARTIAL_FILL}\" opacity=\"0.45\"><title>{}</title></rect>",
+        (x_of(span, span) - x0).max(1.0),
+        plot_bottom - TOP,
+        escape(&partial_text(end))
+    );
+}
+
+/// `load ended at 40.3s: the second 40s–41s holds 0.3 s of load`.
+fn partial_text(end: f64) -> String {
+    let from = first_partial_second(end);
+    format!(
+        "last second partial: the load ended at {end:.1}s, so {from}s–{}s holds {:.1} s of load (drawn hollow, as measured)",
+        from + 1,
+        end - from as f64
+    )
+}
+
+/// Two legend rows below the series': the shading's swatch and the load's end.
+fn partial_legend(svg: &mut String, row: usize, end: f64) {
+    legend_entry(svg, row, "last second partial:", PARTIAL_FILL);
+    let y = TOP + 10.0 + LEGEND_ROW * (row + 1) as f64;
+    let _ = write!(
+        svg,
+        "<text class=\"partial-note\" x=\"{:.1}\" y=\"{y:.1}\" font-size=\"11\">load ended at {end:.1}s</text>",
+        WIDTH - RIGHT + 24.0
+    );
 }
 
 fn series(
@@ -142,9 +335,16 @@ fn series(
     i: usize,
     span: f64,
     unit: Unit,
+    partial: Option<f64>,
     y_of: &dyn Fn(f64) -> f64,
 ) {
-    let values: Vec<f64> = line.values.iter().flatten().copied().collect();
+    let values: Vec<f64> = line
+        .values
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
     let max = values.iter().copied().fold(0.0_f64, f64::max);
     let sum: f64 = values.iter().sum();
     let _ = write!(
@@ -155,48 +355,82 @@ fn series(
         escape(line.label),
         unit.format(max)
     );
-    // One polyline per run of seconds with values; a lone point is a dot.
+    let c = color(i);
+    let first_partial = partial.map_or(usize::MAX, first_partial_second);
+    let point = |t: usize, v: f64| format!("{:.1},{:.1}", x_of(t as f64 + 0.5, span), y_of(v));
+    // One polyline per run of whole seconds with values; a lone point is a dot.
     let mut run: Vec<String> = Vec::new();
     let flush = |svg: &mut String, run: &mut Vec<String>| {
         match run.len() {
             0 => {}
             1 => {
                 let (x, y) = run[0].split_once(',').unwrap_or(("0", "0"));
-                let _ = write!(
-                    svg,
-                    "<circle cx=\"{x}\" cy=\"{y}\" r=\"2\" fill=\"{}\"/>",
-                    color(i)
-                );
+                let _ = write!(svg, "<circle cx=\"{x}\" cy=\"{y}\" r=\"2\" fill=\"{c}\"/>");
             }
             _ => {
                 let _ = write!(
                     svg,
-                    "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" points=\"{}\"/>",
-                    color(i),
+                    "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"{SERIES_STROKE}\" points=\"{}\"/>",
                     run.join(" ")
                 );
             }
         }
         run.clear();
     };
-    for (t, v) in line.values.iter().enumerate() {
-        match v {
-            Some(v) => run.push(format!("{:.1},{:.1}", x_of(t as f64 + 0.5, span), y_of(*v))),
+    let whole = line.values.len().min(first_partial);
+    for (t, v) in line.values.iter().enumerate().take(whole) {
+        match v.filter(|v| v.is_finite()) {
+            Some(v) => run.push(point(t, v)),
             None => flush(svg, &mut run),
         }
     }
     flush(svg, &mut run);
+    // The seconds the load did not fill: a dashed segment from the last whole second, and
+    // hollow points.
+    let mut previous = whole.checked_sub(1).and_then(|t| {
+        line.values[t]
+            .filter(|v| v.is_finite())
+            .map(|v| point(t, v))
+    });
+    for (t, v) in line.values.iter().enumerate().skip(whole) {
+        let Some(v) = v.filter(|v| v.is_finite()) else {
+            previous = None;
+            continue;
+        };
+        let here = point(t, v);
+        if let Some(from) = &previous {
+            let _ = write!(
+                svg,
+                "<polyline class=\"partial\" fill=\"none\" stroke=\"{c}\" stroke-width=\"{SERIES_STROKE}\" stroke-dasharray=\"3 2\" points=\"{from} {here}\"/>"
+            );
+        }
+        let (x, y) = here.split_once(',').unwrap_or(("0", "0"));
+        let _ = write!(
+            svg,
+            "<circle class=\"partial\" cx=\"{x}\" cy=\"{y}\" r=\"2.5\" fill=\"#fff\" stroke=\"{c}\" stroke-width=\"1.5\"/>"
+        );
+        previous = Some(here);
+    }
     svg.push_str("</g>");
 }
 
 /// Transparent full-height columns, one per second, whose titles list every series' value.
-fn hover_columns(svg: &mut String, chart: &LineChart<'_>, seconds: usize, plot_bottom: f64) {
+fn hover_columns(
+    svg: &mut String,
+    chart: &LineChart<'_>,
+    seconds: usize,
+    partial: Option<f64>,
+    plot_bottom: f64,
+) {
     let span = seconds as f64;
     svg.push_str("<g class=\"hover\">");
     for t in 0..seconds {
         let x0 = x_of(t as f64, span);
         let x1 = x_of(t as f64 + 1.0, span);
         let mut text = format!("{t}s–{}s", t + 1);
+        if let Some(end) = partial.filter(|end| t >= first_partial_second(*end)) {
+            let _ = write!(text, " (partial: the load ended at {end:.1}s)");
+        }
         for line in &chart.lines {
             let value = line.values.get(t).copied().flatten();
             let _ = write!(
@@ -242,22 +476,33 @@ pub struct LanesChart<'a> {
     pub legend: Vec<(String, &'static str)>,
     pub bar_label: &'a str,
     pub markers: &'a [Marker],
+    /// When the load ended: a last second it did not fill is shaded, as on the line charts.
+    pub load_end_s: Option<f64>,
 }
 
 /// Renders `chart`.
 pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
     let span = chart.seconds as f64;
     let rows = chart.lanes.len().max(1) as f64;
-    let legend_height = LEGEND_ROW * (chart.legend.len() + 1) as f64 + TOP;
+    let partial = partial_from(chart.load_end_s, chart.seconds);
+    let legend_rows = chart.legend.len() + 1 + if partial.is_some() { 2 } else { 0 };
+    let legend_height = LEGEND_ROW * legend_rows as f64 + TOP;
     let height = TOP + (LANE_HEIGHT * rows).max(legend_height) + BOTTOM;
     let plot_bottom = height - BOTTOM;
     let mut svg = open_svg(chart.id, chart.title, height);
+    if let Some(end) = partial {
+        let _ = write!(svg, " data-load-end=\"{end}\"");
+    }
+    let _ = write!(svg, "><title>{}</title>", escape(chart.title));
     let _ = write!(
         svg,
         "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#bbb\"/>",
         WIDTH - LEFT - RIGHT,
         plot_bottom - TOP
     );
+    if let Some(end) = partial {
+        partial_band(&mut svg, end, span, plot_bottom);
+    }
     time_ticks(&mut svg, span, plot_bottom);
     let bar_max = chart
         .lanes
@@ -314,32 +559,25 @@ pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
     for (i, (label, c)) in chart.legend.iter().enumerate() {
         legend_entry(&mut svg, i, label, c);
     }
+    let mut row = chart.legend.len();
     if chart.lanes.iter().any(|l| !l.bars.is_empty()) {
-        legend_entry(&mut svg, chart.legend.len(), chart.bar_label, "#82071e");
+        legend_entry(&mut svg, row, chart.bar_label, "#82071e");
+        row += 1;
+    }
+    if let Some(end) = partial {
+        partial_legend(&mut svg, row, end);
     }
     draw_markers(&mut svg, chart.markers, span, plot_bottom);
     svg.push_str("</svg>");
     svg
 }
 
-/// The smallest of 1, 2, 2.5, 5 × 10^k at or above `v` (1 for nothing to show).
-fn nice_ceiling(v: f64) -> f64 {
-    if v <= 0.0 || !v.is_finite() {
-        return 1.0;
-    }
-    let magnitude = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * magnitude)
-        .find(|c| *c >= v * (1.0 - 1e-12))
-        .unwrap_or(10.0 * magnitude)
-}
-
+/// The `<svg` start tag, left open for more attributes; the caller closes it and adds the
+/// `<title>` (the first element, which report.html shows above the chart).
 fn open_svg(id: &str, title: &str, height: f64) -> String {
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"{}\"",
         escape(id),
-        escape(title),
         escape(title)
     )
 }
@@ -349,7 +587,7 @@ fn frame(
     span: f64,
     plot_bottom: f64,
     unit: Unit,
-    y_max: f64,
+    axis: Axis,
     y_of: &dyn Fn(f64) -> f64,
 ) {
     let _ = write!(
@@ -358,10 +596,9 @@ fn frame(
         WIDTH - LEFT - RIGHT,
         plot_bottom - TOP
     );
-    for k in 0..=4 {
-        let v = y_max * f64::from(k) / 4.0;
+    for v in axis.ticks() {
         let y = y_of(v);
-        if k > 0 && k < 4 {
+        if v > 0.0 {
             let _ = write!(
                 svg,
                 "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/>",
@@ -370,10 +607,10 @@ fn frame(
         }
         let _ = write!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
+            "<text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
             LEFT - 4.0,
             y + 3.5,
-            escape(&unit.format(v))
+            escape(&unit.tick_label(v))
         );
     }
     let _ = write!(
@@ -436,6 +673,7 @@ fn draw_markers(svg: &mut String, markers: &[Marker], span: f64, plot_bottom: f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn chart<'a>(lines: Vec<Line<'a>>, markers: &'a [Marker]) -> LineChart<'a> {
         LineChart {
@@ -445,7 +683,48 @@ mod tests {
             lines,
             markers,
             limit: None,
+            load_end_s: None,
         }
+    }
+
+    /// Every number of every `name="..."` attribute (`points` split into its y coordinates).
+    fn attribute_numbers(svg: &str, name: &str) -> Vec<f64> {
+        let needle = format!(" {name}=\"");
+        svg.match_indices(&needle)
+            .filter_map(|(i, _)| {
+                let rest = &svg[i + needle.len()..];
+                rest[..rest.find('"')?].parse().ok()
+            })
+            .collect()
+    }
+
+    /// The y of every point of every polyline and circle.
+    fn drawn_ys(svg: &str) -> Vec<f64> {
+        let mut ys = attribute_numbers(svg, "cy");
+        let needle = " points=\"";
+        for (i, _) in svg.match_indices(needle) {
+            let rest = &svg[i + needle.len()..];
+            for point in rest[..rest.find('"').unwrap()].split(' ') {
+                let (_, y) = point.split_once(',').unwrap();
+                ys.push(y.parse().unwrap());
+            }
+        }
+        ys
+    }
+
+    /// The labels of the y axis' ticks, bottom up.
+    fn tick_labels(svg: &str) -> Vec<String> {
+        svg.split("<text class=\"tick\"")
+            .skip(1)
+            .map(|t| {
+                let t = &t[t.find('>').unwrap() + 1..];
+                t[..t.find('<').unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    fn plot_bottom(svg: &str) -> f64 {
+        attribute_numbers(svg, "height")[0] - BOTTOM
     }
 
     #[test]
@@ -459,9 +738,12 @@ mod tests {
         assert!(svg.contains("data-series=\"pod-1\" data-max=\"10\" data-sum=\"10\""));
         assert_eq!(svg.matches("fill=\"transparent\"").count(), 2);
         assert!(svg.contains("<title>1s–2s\npod-1: 10\npod-2: 5</title>"));
-        // The 10 lands on the top edge of the plot: the axis ends at a nice 10.
-        assert!(svg.contains(&format!(",{TOP:.1}")));
-        assert!(svg.contains(">10</text>"));
+        // The axis ends at a tick of 10 (steps of 2), HEADROOM pixels below the plot's top
+        // edge: the 10 is drawn there, inside the plot, not on its frame.
+        assert_eq!(tick_labels(&svg), ["0", "2", "4", "6", "8", "10"]);
+        let top = TOP + HEADROOM;
+        assert!(svg.contains(&format!(",{top:.1}")), "{svg}");
+        assert!(!svg.contains(&format!(",{TOP:.1}\"")));
     }
 
     #[test]
@@ -482,11 +764,145 @@ mod tests {
         assert!(svg.contains("data-limit=\"20\""));
         assert!(svg.contains("node &lt;change&gt;"));
         assert!(svg.contains("\npod-1: —"), "no value in second 2");
+        assert!(!svg.contains("class=\"partial"), "no load end given");
+    }
+
+    /// A pod pinned at its concurrency limit of 20 the whole run: the dashed limit line is
+    /// painted before (beneath) the series, and thinner, so the series shows on top of it.
+    #[test]
+    fn a_series_at_its_limit_is_painted_over_the_limit_line() {
+        let mut c = chart(vec![Line::dense("pod-2", [20.0, 20.0, 20.0])], &[]);
+        c.unit = Unit::Count("requests");
+        c.limit = Some((20.0, "limit 20".into()));
+        let svg = line_chart(&c);
+        let limit = svg.find("class=\"limit\"").unwrap();
+        let series = svg.find("class=\"series\"").unwrap();
+        assert!(limit < series, "the limit is painted first");
+        let limit_line = &svg[limit..svg[limit..].find("</g>").unwrap() + limit];
+        let polyline = &svg[svg.find("<polyline").unwrap()..];
+        let width = |text: &str| attribute_numbers(text, "stroke-width")[0];
+        assert_eq!(width(limit_line), 1.0);
+        assert_eq!(width(polyline), 2.0);
+        // Both at the same height, the axis' top tick (20, in steps of 5), inside the plot.
+        let y = TOP + HEADROOM;
+        assert!(
+            limit_line.contains(&format!("y1=\"{y:.1}\"")),
+            "{limit_line}"
+        );
+        assert!(polyline.contains(&format!(",{y:.1} ")), "{polyline}");
+        assert_eq!(tick_labels(&svg), ["0", "5", "10", "15", "20"]);
+    }
+
+    /// Counts tick whole numbers: a queue of at most one request reads 0, 1, 2 — not 0, 0.25,
+    /// 0.5, 0.75, 1 — while a rate of at most 1.25 may tick quarters.
+    #[test]
+    fn count_axes_tick_whole_numbers_and_rates_may_not() {
+        let mut c = chart(
+            vec![Line {
+                label: "pod-1",
+                values: vec![Some(0.0), Some(1.0), None],
+            }],
+            &[],
+        );
+        c.unit = Unit::Count("requests");
+        assert_eq!(tick_labels(&line_chart(&c)), ["0", "1", "2"]);
+        c.lines = vec![Line::dense("pod-1", [0.0, 116.0])];
+        assert_eq!(
+            tick_labels(&line_chart(&c)),
+            ["0", "25", "50", "75", "100", "125"]
+        );
+        c.unit = Unit::Number("req/s");
+        c.lines = vec![Line::dense("pod-1", [0.5, 1.25])];
+        assert_eq!(
+            tick_labels(&line_chart(&c)),
+            ["0", "0.25", "0.5", "0.75", "1", "1.25"]
+        );
+        c.unit = Unit::Percent;
+        c.lines = vec![Line::dense("timeout", [0.0, 0.023])];
+        assert_eq!(
+            tick_labels(&line_chart(&c)),
+            ["0%", "0.5%", "1%", "1.5%", "2%", "2.5%"]
+        );
+    }
+
+    #[test]
+    fn axes_with_worked_numbers() {
+        let ticks = |max: f64, whole: bool| Axis::new(max, whole).ticks();
+        assert_eq!(ticks(0.0, true), [0.0, 1.0, 2.0]);
+        assert_eq!(ticks(1.0, true), [0.0, 1.0, 2.0]);
+        assert_eq!(ticks(2.0, true), [0.0, 1.0, 2.0]);
+        assert_eq!(ticks(3.0, true), [0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(ticks(7.0, true), [0.0, 2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(ticks(11.0, true), [0.0, 5.0, 10.0, 15.0]);
+        assert_eq!(ticks(20.0, true), [0.0, 5.0, 10.0, 15.0, 20.0]);
+        // 2.5 is no step for counts, 25 is.
+        assert_eq!(ticks(12.0, true), [0.0, 5.0, 10.0, 15.0]);
+        assert_eq!(ticks(12.0, false), [0.0, 2.5, 5.0, 7.5, 10.0, 12.5]);
+        assert_eq!(Axis::new(1650.0, true).top(), 2000.0);
+        // One more than four steps of 5·10^9 takes a fifth, though the quotient is within
+        // 10^-9 of 4.
+        assert_eq!(Axis::new(20_000_000_001.0, true).top(), 25_000_000_000.0);
+        assert_eq!(Axis::new(0.48, false).top(), 0.5);
+        assert_eq!(Axis::new(0.0, false).top(), 1.0);
+        assert_eq!(Axis::new(f64::NAN, true).top(), 2.0);
+        assert_eq!(Unit::Number("req/s").tick_label(12.5), "12.5");
+        assert_eq!(Unit::Percent.tick_label(Axis::new(0.3, false).top()), "30%");
+    }
+
+    /// The load ended 2.3 s in, inside the third second: that second is shaded and its point
+    /// hollow, joined by a dashed segment, its value (3) drawn as measured and counted in the
+    /// series' sum — the chart still adds up to the totals the audit checks.
+    #[test]
+    fn a_last_second_the_load_did_not_fill_is_marked_and_kept() {
+        let mut c = chart(vec![Line::dense("pod-1", [10.0, 10.0, 3.0])], &[]);
+        c.unit = Unit::Count("req/s");
+        c.load_end_s = Some(2.3);
+        let svg = line_chart(&c);
+        assert!(svg.contains("data-load-end=\"2.3\""));
+        assert!(svg.contains("data-max=\"10\" data-sum=\"23\" data-points=\"3\""));
+        assert_eq!(svg.matches("<rect class=\"partial\"").count(), 1);
+        assert_eq!(svg.matches("<circle class=\"partial\"").count(), 1);
+        assert_eq!(
+            svg.matches("<polyline class=\"partial\"").count(),
+            1,
+            "the dashed segment from 1s–2s"
+        );
+        assert_eq!(svg.matches("<polyline fill").count(), 1, "0s–2s whole");
+        assert!(svg.contains("2s–3s (partial: the load ended at 2.3s)\npod-1: 3"));
+        assert!(svg.contains(">load ended at 2.3s</text>"));
+        assert!(svg.contains("so 2s–3s holds 0.3 s of load"));
+        // The band covers the third second: x from 2 s to 3 s.
+        let band = &svg[svg.find("<rect class=\"partial\"").unwrap()..];
+        let x0 = attribute_numbers(band, "x")[0];
+        let w = attribute_numbers(band, "width")[0];
+        assert!((x0 - x_of(2.0, 3.0)).abs() < 0.1 && (x0 + w - x_of(3.0, 3.0)).abs() < 0.1);
+
+        // A load that filled its last second: nothing marked.
+        c.load_end_s = Some(3.0);
+        let svg = line_chart(&c);
+        assert!(!svg.contains("partial") && !svg.contains("data-load-end"));
+        // Ended 1.5 s in, with three seconds of series: seconds 2 and 3 are both hollow.
+        c.load_end_s = Some(1.5);
+        assert_eq!(
+            line_chart(&c).matches("<circle class=\"partial\"").count(),
+            2
+        );
+    }
+
+    #[test]
+    fn partial_seconds() {
+        assert_eq!(partial_from(Some(40.3), 41), Some(40.3));
+        assert_eq!(partial_from(Some(41.0), 41), None);
+        assert_eq!(partial_from(Some(40.9999999), 41), None, "rounding");
+        assert_eq!(partial_from(None, 41), None);
+        assert_eq!(partial_from(Some(0.0), 1), None);
+        assert_eq!(partial_from(Some(0.4), 0), None);
+        assert_eq!(first_partial_second(40.3), 40);
     }
 
     #[test]
     fn lanes_draw_spans_and_bars_scaled_to_the_largest() {
-        let chart = LanesChart {
+        let mut chart = LanesChart {
             id: "lanes",
             title: "terminations",
             seconds: 4,
@@ -503,20 +919,89 @@ mod tests {
             legend: vec![("terminating".into(), "#ccc")],
             bar_label: "failed",
             markers: &[],
+            load_end_s: None,
         };
         let svg = lanes_chart(&chart);
         assert!(svg.contains("data-lane=\"pod-3\" data-spans=\"1\" data-bars-sum=\"6\""));
         assert_eq!(svg.matches("class=\"bar\"").count(), 2);
         assert!(svg.contains("<title>pod-3: 4 failed in 1s–2s</title>"));
+        assert!(svg.starts_with("<svg") && svg.contains("\"><title>terminations</title>"));
+        assert!(!svg.contains("partial"));
+        chart.load_end_s = Some(3.6);
+        let svg = lanes_chart(&chart);
+        assert!(svg.contains("data-load-end=\"3.6\""));
+        assert_eq!(svg.matches("<rect class=\"partial\"").count(), 1);
+        assert!(svg.contains(">load ended at 3.6s</text>"));
     }
 
-    #[test]
-    fn nice_ceilings() {
-        assert_eq!(nice_ceiling(0.0), 1.0);
-        assert_eq!(nice_ceiling(7.0), 10.0);
-        assert_eq!(nice_ceiling(20.0), 20.0);
-        assert_eq!(nice_ceiling(21.0), 25.0);
-        assert_eq!(nice_ceiling(0.48), 0.5);
-        assert_eq!(nice_ceiling(130.0), 200.0);
+    proptest! {
+        /// Count axes: whole-number ticks from 0, evenly spaced, the top at or above the
+        /// maximum — the first tick that is, unless the two-interval minimum — and 3 to 6
+        /// ticks.
+        #[test]
+        fn count_axes_tick_whole_numbers_up_to_the_maximum(max in 0u64..20_000_000_000) {
+            let axis = Axis::new(max as f64, true);
+            let ticks = axis.ticks();
+            prop_assert!((3..=6).contains(&ticks.len()), "{ticks:?}");
+            prop_assert_eq!(ticks[0], 0.0);
+            prop_assert!(ticks.iter().all(|t| t.fract() == 0.0), "{:?}", ticks);
+            prop_assert!(axis.step >= 1.0);
+            prop_assert!(axis.top() >= max as f64);
+            prop_assert!(
+                axis.intervals == 2 || ticks[ticks.len() - 2] < max as f64,
+                "{ticks:?} for {max}"
+            );
+            for label in ticks.iter().map(|t| Unit::Count("").tick_label(*t)) {
+                prop_assert!(label.chars().all(|c| c.is_ascii_digit()), "{}", label);
+            }
+        }
+
+        /// Other axes: at most 6 ticks, the top at or above the maximum, the tick below it
+        /// under the maximum.
+        #[test]
+        fn rate_axes_cover_the_maximum_with_few_ticks(max in 1e-6f64..1e9) {
+            let axis = Axis::new(max, false);
+            let ticks = axis.ticks();
+            prop_assert!((2..=6).contains(&ticks.len()), "{ticks:?}");
+            prop_assert!(axis.top() >= max * (1.0 - 1e-9), "{ticks:?} for {max}");
+            prop_assert!(ticks[ticks.len() - 2] < max, "{ticks:?} for {max}");
+        }
+
+        /// Whatever the series, the limit and the load's end, every point, segment and the
+        /// limit line lie inside the plot, below its headroom: nothing is clipped or drawn on
+        /// the frame; and each series' sum is what it was given.
+        #[test]
+        fn every_point_is_drawn_inside_the_plot(
+            values in prop::collection::vec(
+                prop::collection::vec(prop::option::weighted(0.9, 0u32..2_000_000), 1..50),
+                1..4,
+            ),
+            limit in prop::option::of(0u32..3_000_000),
+            end in prop::option::of(0.0f64..60.0),
+            whole in any::<bool>(),
+        ) {
+            let lines: Vec<Line<'_>> = values
+                .iter()
+                .map(|v| Line {
+                    label: "s",
+                    values: v.iter().map(|x| x.map(f64::from)).collect(),
+                })
+                .collect();
+            let mut c = chart(lines, &[]);
+            c.unit = if whole { Unit::Count("requests") } else { Unit::Number("req/s") };
+            c.limit = limit.map(|l| (f64::from(l), format!("limit {l}")));
+            c.load_end_s = end;
+            let svg = line_chart(&c);
+            let bottom = plot_bottom(&svg);
+            let mut ys = drawn_ys(&svg);
+            ys.extend(attribute_numbers(&svg, "y1"));
+            for y in ys {
+                prop_assert!(y >= TOP + HEADROOM - 0.05 && y <= bottom + 0.05, "{} in {}", y, svg);
+            }
+            let sums = attribute_numbers(&svg, "data-sum");
+            for (sum, v) in sums.iter().zip(&values) {
+                prop_assert_eq!(*sum, v.iter().flatten().map(|x| f64::from(*x)).sum::<f64>());
+            }
+        }
     }
 }

@@ -23,10 +23,11 @@ pub fn charts(page: &mut String, s: &Summary) {
         &line_chart(&LineChart {
             id: "answered-per-pod",
             title: "Answered per pod (source side)",
-            unit: Unit::Number("req/s"),
+            unit: Unit::Count("req/s"),
             lines: counts(&series.requests_per_pod),
             markers,
             limit: None,
+            load_end_s: Some(s.duration_s),
         }),
         "Responses per second the callers got from each pod (by x-pod), by intended send time.",
     );
@@ -36,10 +37,11 @@ pub fn charts(page: &mut String, s: &Summary) {
             &line_chart(&LineChart {
                 id: "arrivals-per-pod",
                 title: "Arrived per pod (destination side)",
-                unit: Unit::Number("req/s"),
+                unit: Unit::Count("req/s"),
                 lines: counts(&series.arrivals_per_pod),
                 markers,
                 limit: None,
+                load_end_s: Some(s.duration_s),
             }),
             "Requests per second that reached each pod's sidecar. A pod high here and low in the chart above is receiving requests it does not answer.",
         );
@@ -53,6 +55,7 @@ pub fn charts(page: &mut String, s: &Summary) {
             lines: error_lines(series),
             markers,
             limit: None,
+            load_end_s: Some(s.duration_s),
         }),
         "Failed attempts ÷ attempts per second, for each kind of failure (a status code, or a transport error such as a client timeout), with the timeline's actions.",
     );
@@ -62,10 +65,11 @@ pub fn charts(page: &mut String, s: &Summary) {
             &line_chart(&LineChart {
                 id: "in-flight-per-pod",
                 title: "In flight per pod against the limit",
-                unit: Unit::Number("requests"),
+                unit: Unit::Count("requests"),
                 lines: gauges(&series.in_flight_per_pod),
                 markers,
                 limit: concurrency_limit(s),
+                load_end_s: Some(s.duration_s),
             }),
             "Requests holding a concurrency slot at each pod's sidecar (SSE streams included), the highest sample in each second; the dashed line is the limit.",
         );
@@ -80,10 +84,11 @@ pub fn charts(page: &mut String, s: &Summary) {
             &line_chart(&LineChart {
                 id: "queue-per-pod",
                 title: "Admission queue per pod",
-                unit: Unit::Number("requests"),
+                unit: Unit::Count("requests"),
                 lines: gauges(&series.queue_per_pod),
                 markers,
                 limit: None,
+                load_end_s: Some(s.duration_s),
             }),
             "Requests waiting for a slot at each pod's sidecar, the longest sample in each second.",
         );
@@ -91,7 +96,7 @@ pub fn charts(page: &mut String, s: &Summary) {
     if !series.hints_per_pod.is_empty() || series.hints_enabled.iter().any(|on| *on) {
         figure(
             page,
-            &hints_chart(series),
+            &hints_chart(series, Some(s.duration_s)),
             "Which zone each endpoint is hinted for, second by second (kube-proxy in a zone uses only the endpoints hinted for it while every endpoint has a hint). The top lane shows when the EndpointSlice carried hints.",
         );
     }
@@ -114,6 +119,7 @@ pub fn charts(page: &mut String, s: &Summary) {
                 ],
                 markers,
                 limit: None,
+                load_end_s: Some(s.duration_s),
             }),
             "Requests the load generators attempted (what a source-side metric sees) and requests the sidecars admitted (what a destination-side metric sees), per second.",
         );
@@ -122,13 +128,14 @@ pub fn charts(page: &mut String, s: &Summary) {
             &line_chart(&LineChart {
                 id: "replicas",
                 title: "Replicas",
-                unit: Unit::Number("pods"),
+                unit: Unit::Count("pods"),
                 lines: vec![Line::dense(
                     "replicas",
                     series.replicas.iter().map(|v| f64::from(*v)),
                 )],
                 markers,
                 limit: None,
+                load_end_s: Some(s.duration_s),
             }),
             "Pods not terminating, at the end of each second.",
         );
@@ -136,7 +143,7 @@ pub fn charts(page: &mut String, s: &Summary) {
     if !series.terminations.is_empty() || !series.lb_failed_per_pod.is_empty() {
         figure(
             page,
-            &terminations_chart(series),
+            &terminations_chart(series, Some(s.duration_s)),
             &termination_caption(series),
         );
     }
@@ -149,11 +156,32 @@ fn figure(page: &mut String, svg: &str, caption: &str) {
         .split_once("<title>")
         .and_then(|(_, rest)| rest.split_once("</title>"))
         .map_or("", |(t, _)| t);
+    let caption = match load_end(svg) {
+        Some(end) => format!("{caption} {}", partial_caption(end)),
+        None => caption.to_owned(),
+    };
     let _ = write!(
         page,
         "<figure><h3>{title}</h3>{svg}<figcaption>{}</figcaption></figure>",
-        escape(caption)
+        escape(&caption)
     );
+}
+
+/// The load's end a chart marks (its `data-load-end`): the load ended inside its last second.
+fn load_end(svg: &str) -> Option<f64> {
+    let tag = &svg[..svg.find('>')?];
+    let (_, rest) = tag.split_once("data-load-end=\"")?;
+    rest[..rest.find('"')?].parse().ok()
+}
+
+/// What the shaded last second is, for a chart's caption.
+fn partial_caption(end: f64) -> String {
+    let second = end.floor();
+    format!(
+        "The shaded last second is partial: the load ended at {end:.1}s, so {second:.0}s–{:.0}s holds only {:.1} s of it, and a count there (a hollow point) covers that fraction of a second — drawn as measured, and counted in the totals.",
+        second + 1.0,
+        end - second
+    )
 }
 
 /// Pods in natural order (`pod-2` before `pod-10`).
@@ -209,7 +237,7 @@ fn concurrency_limit(s: &Summary) -> Option<(f64, String)> {
         .then(|| (first as f64, format!("limit {first}")))
 }
 
-fn hints_chart(series: &Series) -> String {
+fn hints_chart(series: &Series, load_end_s: Option<f64>) -> String {
     let seconds = series.hints_enabled.len();
     let mut zones: Vec<&str> = series
         .hints_per_pod
@@ -270,6 +298,7 @@ fn hints_chart(series: &Series) -> String {
             .collect(),
         bar_label: "",
         markers: &series.markers,
+        load_end_s,
     })
 }
 
@@ -286,7 +315,7 @@ fn runs<'a>(values: &[Option<&'a str>]) -> Vec<(usize, usize, &'a str)> {
     out
 }
 
-fn terminations_chart(series: &Series) -> String {
+fn terminations_chart(series: &Series, load_end_s: Option<f64>) -> String {
     let seconds = series.attempted.len();
     let end = seconds as f64;
     let mut pods: Vec<&str> = series
@@ -357,6 +386,7 @@ fn terminations_chart(series: &Series) -> String {
         ],
         bar_label: "failed at the LB",
         markers: &series.markers,
+        load_end_s,
     })
 }
 
@@ -427,6 +457,48 @@ mod tests {
         assert!(page.contains("data-lane=\"pod-10\" data-spans=\"3\" data-bars-sum=\"3\""));
         assert!(page.contains("kept sending it requests until 2.8s"));
         assert!(page.contains("9 requests reached pods after their deletion, 3 failed"));
+    }
+
+    /// The count charts tick whole numbers: pod-2's single answer in its busiest second reads
+    /// on an axis of 0, 1, 2 when it is drawn alone.
+    #[test]
+    fn count_charts_tick_whole_numbers() {
+        let mut summary = failing_summary();
+        summary.series.requests_per_pod.remove("pod-1");
+        let mut page = String::new();
+        charts(&mut page, &summary);
+        let answered = &page[page.find("data-chart=\"answered-per-pod\"").unwrap()..];
+        let answered = &answered[..answered.find("</svg>").unwrap()];
+        let ticks: Vec<&str> = answered
+            .split("<text class=\"tick\"")
+            .skip(1)
+            .map(|t| &t[t.find('>').unwrap() + 1..t.find('<').unwrap()])
+            .collect();
+        assert_eq!(ticks, ["0", "1", "2"]);
+    }
+
+    /// A run whose load ended 2.4 s in: its three seconds of series are drawn whole (the third
+    /// with 0.4 s of load: 55 answers of pod-1 there, as measured), the third second shaded on
+    /// every per-second chart, with the reason in each caption.
+    #[test]
+    fn a_last_second_the_load_did_not_fill_is_marked_on_every_chart() {
+        let mut summary = failing_summary();
+        summary.duration_s = 2.4;
+        let mut page = String::new();
+        charts(&mut page, &summary);
+        let charts = page.matches("<svg").count();
+        assert_eq!(page.matches("data-load-end=\"2.4\"").count(), charts);
+        assert!(page.contains("data-series=\"pod-1\" data-max=\"60\" data-sum=\"165\""));
+        assert_eq!(
+            page.matches("the load ended at 2.4s, so 2s–3s holds only 0.4 s of it")
+                .count(),
+            charts,
+            "{page}"
+        );
+        summary.duration_s = 3.0;
+        let mut page = String::new();
+        super::charts(&mut page, &summary);
+        assert!(!page.contains("data-load-end") && !page.contains("partial"));
     }
 
     #[test]
