@@ -73,8 +73,17 @@ pub fn render_markdown(summary: &Summary) -> String {
                 "- {before} events while the pods were deployed (see summary.json)"
             );
         }
-        for ev in summary.hints.events.iter().filter(|e| e.t_s >= 0.0) {
-            let _ = writeln!(md, "- {:.1}s {}: {}", ev.t_s, ev.reason, ev.message);
+        // Identical events recorded in a row at one instant: one line, `×3`.
+        let during = summary.hints.events.iter().filter(|e| e.t_s >= 0.0);
+        for row in super::events::event_rows(during) {
+            let _ = writeln!(
+                md,
+                "- {} {}{}: {}",
+                row.time,
+                row.reason,
+                row.repeat(),
+                row.message
+            );
         }
     }
     if let Some(agreement) = &summary.model_agreement {

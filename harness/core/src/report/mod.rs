@@ -3,6 +3,7 @@
 //! `report.md` (fit for a CI step summary), `report.html` (one self-contained page with inline
 //! SVG charts) and `timeline.jsonl` (the recorded events and samples).
 
+mod events;
 mod html;
 pub mod icons;
 mod ingress_tables;
@@ -68,3 +69,34 @@ pub fn write_reports(
 
 #[cfg(test)]
 pub(crate) mod fixture;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reports collapse identical events; the files of record do not: summary.json keeps
+    /// the three recorded events, report.html and report.md show one row with ×3.
+    #[test]
+    fn only_the_views_collapse_repeated_events() {
+        let mut summary = fixture::failing_summary();
+        let event = HintEventSummary {
+            t_s: 12.0,
+            kind: "Warning".into(),
+            reason: "TopologyAwareHintsDisabled".into(),
+            message: "Insufficient number of endpoints".into(),
+        };
+        summary.hints.events = vec![event.clone(), event.clone(), event];
+        let dir = tempfile::tempdir().unwrap();
+        write_reports(dir.path(), &summary, &RunData::default()).unwrap();
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let written: Summary = serde_json::from_str(&read("summary.json")).unwrap();
+        assert_eq!(written.hints.events, summary.hints.events);
+        assert_eq!(read("report.html").matches("data-times=\"3\"").count(), 1);
+        assert_eq!(
+            read("report.md")
+                .matches("- 12.0s TopologyAwareHintsDisabled ×3: Insufficient")
+                .count(),
+            1
+        );
+    }
+}

@@ -141,6 +141,35 @@ mod tests {
         );
     }
 
+    /// The same hint event recorded three times at one instant is one row marked ×3 in
+    /// report.html and one line in report.md; summary.json keeps all three.
+    #[test]
+    fn identical_events_at_one_instant_are_listed_once_with_a_count() {
+        let mut summary = failing_summary();
+        let disabled = crate::report::HintEventSummary {
+            t_s: 12.0,
+            kind: "Warning".into(),
+            reason: "TopologyAwareHintsDisabled".into(),
+            message: "Unable to allocate minimum required endpoints".into(),
+        };
+        summary
+            .hints
+            .events
+            .extend([disabled.clone(), disabled.clone(), disabled]);
+        let html = render_html(&summary);
+        assert_eq!(html.matches("<tr class=\"event\">").count(), 3, "{html}");
+        assert!(html.contains("<td class=\"n\">12.0s</td><td>Warning</td><td>TopologyAwareHintsDisabled<span class=\"repeat\" data-times=\"3\" title=\"recorded 3 times in a row at this instant\"> ×3</span></td><td>Unable to allocate minimum required endpoints</td>"), "{html}");
+        let md = crate::report::render_markdown(&summary);
+        assert_eq!(
+            md.matches("- 12.0s TopologyAwareHintsDisabled ×3: Unable to allocate minimum required endpoints\n").count(),
+            1,
+            "{md}"
+        );
+        assert_eq!(md.matches("TopologyAwareHintsDisabled").count(), 1, "{md}");
+        let json = serde_json::to_string(&summary).unwrap();
+        assert_eq!(json.matches("Unable to allocate minimum").count(), 3);
+    }
+
     /// Every character of the page is one text fonts carry (no ✔/✘/⚠, no emoji): the marks
     /// are inline SVG, so a server without symbol or emoji fonts shows them.
     #[test]

@@ -160,14 +160,26 @@ pub fn hint_events(page: &mut String, s: &Summary) {
         "<p>{} flaps (hints switching on or off) during the load; {before} events while the pods were deployed.</p><table><thead><tr><th>time</th><th>type</th><th>reason</th><th>message</th></tr></thead><tbody>",
         s.hints.flaps
     );
-    for e in &s.hints.events {
+    // Identical events recorded in a row at one instant: one row, `×3` (summary.json keeps
+    // them all).
+    for row in crate::report::events::event_rows(&s.hints.events) {
+        let repeat = if row.times > 1 {
+            format!(
+                "<span class=\"repeat\" data-times=\"{}\" title=\"recorded {} times in a row at this instant\">{}</span>",
+                row.times,
+                row.times,
+                row.repeat()
+            )
+        } else {
+            String::new()
+        };
         let _ = write!(
             page,
-            "<tr><td class=\"n\">{:.1}s</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e.t_s,
-            escape(&e.kind),
-            escape(&e.reason),
-            escape(&e.message)
+            "<tr class=\"event\"><td class=\"n\">{}</td><td>{}</td><td>{}{repeat}</td><td>{}</td></tr>",
+            row.time,
+            escape(row.kind),
+            escape(row.reason),
+            escape(row.message)
         );
     }
     page.push_str("</tbody></table></section>");
