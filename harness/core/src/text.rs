@@ -8,6 +8,21 @@ pub fn natural_key(name: &str) -> (&str, u64) {
     (stem, name[stem.len()..].parse().unwrap_or(0))
 }
 
+/// Names for a sentence: all of them when there are at most `shown + 1`, else the first
+/// `shown` and a count of the rest: `pod-0, pod-1, pod-2 … and 940 more`. Where a full list is
+/// wanted it is in summary.json or behind `--verbose`.
+pub fn first_few<S: AsRef<str>>(names: &[S], shown: usize) -> String {
+    if names.len() <= shown + 1 {
+        return names
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let head: Vec<&str> = names[..shown].iter().map(AsRef::as_ref).collect();
+    format!("{} … and {} more", head.join(", "), names.len() - shown)
+}
+
 /// `1234567` → `"1,234,567"`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -52,6 +67,30 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_few_names_count_the_rest() {
+        let names: Vec<String> = (0..1000).map(|i| format!("pod-{i}")).collect();
+        assert_eq!(first_few(&names, 3), "pod-0, pod-1, pod-2 … and 997 more");
+        assert_eq!(first_few(&names[..4], 3), "pod-0, pod-1, pod-2, pod-3");
+        assert_eq!(first_few(&names[..0], 3), "");
+        // Every name is either shown or counted.
+        for n in 0..12 {
+            let text = first_few(&names[..n], 5);
+            let shown = text.split(" … ").next().unwrap();
+            let shown = if shown.is_empty() {
+                0
+            } else {
+                shown.split(", ").count()
+            };
+            let counted: usize = text
+                .split(" and ")
+                .nth(1)
+                .map(|r| r.trim_end_matches(" more").parse().unwrap())
+                .unwrap_or(0);
+            assert_eq!(shown + counted, n, "{text}");
+        }
+    }
 
     #[test]
     fn pod_names_sort_by_their_number() {

@@ -220,3 +220,50 @@ fn a_node_not_ready_past_the_toleration_has_its_pods_evicted_and_recreated_elsew
     assert!(!back.pods.contains_key("pod-1"));
     assert_eq!(back.reachable_from["z"], ["pod-0", "pod-2", "pod-3"]);
 }
+
+#[test]
+fn a_large_plan_is_summarised_per_zone_and_node_and_verbose_lists_every_pod() {
+    let text = std::fs::read_to_string(root().join("scenarios/topology-skew.yaml"))
+        .unwrap()
+        .replace("replicas: 4", "replicas: 1000");
+    let scenario = harness_core::scenario::load_scenario_str(&text, "big.yaml", None).unwrap();
+    let p = plan(&scenario, 7).unwrap();
+    let short = p.to_text();
+    let verbose = p.to_verbose_text();
+    // Every pod of every step in the verbose text; none listed one per line in the summary.
+    let pod_lines = |t: &str| {
+        t.lines()
+            .filter(|l| l.trim_start().starts_with("pod-"))
+            .count()
+    };
+    let pods_per_step: usize = p.steps.iter().map(|s| s.pods.len()).sum();
+    assert_eq!(pod_lines(&verbose), pods_per_step);
+    assert_eq!(pod_lines(&short), 0, "{short}");
+    assert!(short.lines().count() * 10 < verbose.lines().count());
+    // The summary counts what it does not name, and the counts add up to the step's pods.
+    let deploy = &p.steps[0];
+    assert!(
+        short.contains("    1000 pods (harness plan --verbose lists each):"),
+        "{short}"
+    );
+    let per_zone: usize = short
+        .lines()
+        .take_while(|l| !l.starts_with("at "))
+        .filter_map(|l| l.trim().strip_prefix("ap-northeast-2"))
+        .map(|l| {
+            l.split(": ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(per_zone, deploy.pods.len());
+    assert!(short.contains("reach 1000 pod(s): pod-0, pod-1, pod-2, pod-3, pod-4, pod-5, pod-6, pod-7 … and 992 more")
+        || short.contains("… and"), "{short}");
+    // Repeated events once, with their count.
+    assert!(short.contains("(×"), "{short}");
+}

@@ -4,6 +4,7 @@
 //! standing in for kube-proxy.
 
 pub mod bins;
+pub mod budget;
 pub mod cluster_state;
 pub mod control_loops;
 pub mod driver;

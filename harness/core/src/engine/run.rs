@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::target::{Observation, RunContext, Target, TargetError, requirements};
 use crate::clock::{RunClock, TimeScale, rfc3339_utc};
-use crate::measure::RunData;
+use crate::measure::{EventKind, RecordedEvent, RunData};
 use crate::report::Summary;
 use crate::scenario::model::Scenario;
 use crate::text::error_chain;
@@ -109,6 +109,11 @@ pub async fn run<T: Target>(
         });
     }
 
+    let warnings = target.warnings(scenario, ctx);
+    for warning in &warnings {
+        progress.note(&format!("warning: {warning}"));
+    }
+
     progress.phase("deploy");
     let deployed = tokio::select! {
         r = target.deploy(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "deploy", source }),
@@ -161,6 +166,18 @@ pub async fn run<T: Target>(
         }
     };
     finish(target, options, progress).await;
+    let mut data = data;
+    // The warnings stay with the run, told in its explanation as its notes are, first.
+    let first = data.events.first().map_or(0.0, |e| e.t_s.min(0.0));
+    data.events.splice(
+        0..0,
+        warnings.into_iter().map(|message| RecordedEvent {
+            t_s: first,
+            kind: EventKind::Note {
+                message: format!("before the run: {message}"),
+            },
+        }),
+    );
 
     let partial_reason = match (&error, interrupted) {
         (Some(e), _) => Some(error_chain(e)),

@@ -239,6 +239,12 @@ pub trait Target {
     ) -> Result<Vec<String>, TargetError> {
         Ok(Vec::new())
     }
+    /// What the run should know before it starts but need not stop it (a machine close to
+    /// its limits, say): sentences, printed at the start and kept as the run's notes. Asked
+    /// after the refusals and the preflight passed.
+    fn warnings(&self, _scenario: &Scenario, _ctx: &RunContext) -> Vec<String> {
+        Vec::new()
+    }
     /// Creates the cluster state and the Service's pods, and waits until they are ready.
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError>;
     /// Starts the load generators: they run `clock.warmup + clock.duration`.

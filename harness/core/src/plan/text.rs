@@ -1,15 +1,33 @@
 //! `harness plan`'s text: the load, the warnings, then the control plane at load start and
 //! after each timeline action, in words a reader can check against the scenario.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{Plan, PlanGenerator, PlanRate};
 use crate::scenario::model::{ConnectionModel, Via};
-use crate::text::natural_key;
+use crate::text::{first_few, natural_key};
+
+/// Above this many pods a step is summarised per zone and node (`harness plan --verbose`
+/// lists every pod).
+pub const POD_LINES_LIMIT: usize = 30;
+
+/// Pod names a line shows before counting the rest.
+const NAMES_SHOWN: usize = 8;
 
 impl Plan {
-    /// Readable text.
+    /// Readable text; a step with more than [`POD_LINES_LIMIT`] pods is summarised per zone
+    /// and node.
     pub fn to_text(&self) -> String {
+        self.text(false)
+    }
+
+    /// Readable text with every pod of every step.
+    pub fn to_verbose_text(&self) -> String {
+        self.text(true)
+    }
+
+    fn text(&self, verbose: bool) -> String {
         let mut out = String::new();
         let variant = self
             .variant
@@ -44,8 +62,10 @@ impl Plan {
                 let list = |pods: &[String]| {
                     if pods.is_empty() {
                         "none".to_owned()
-                    } else {
+                    } else if verbose {
                         pods.join(", ")
+                    } else {
+                        first_few(pods, NAMES_SHOWN)
                     }
                 };
                 let _ = writeln!(
@@ -80,32 +100,104 @@ impl Plan {
             );
             let mut pods: Vec<(&String, _)> = s.pods.iter().collect();
             pods.sort_by(|a, b| natural_key(a.0).cmp(&natural_key(b.0)));
-            for (pod, place) in pods {
-                let zones = s
-                    .hints
-                    .get(pod)
-                    .map(|z| format!(" forZones={}", z.join(",")))
-                    .unwrap_or_default();
-                let _ = writeln!(out, "    {pod} on {} ({}){zones}", place.node, place.zone);
+            if verbose || pods.len() <= POD_LINES_LIMIT {
+                for (pod, place) in pods {
+                    let zones = s
+                        .hints
+                        .get(pod)
+                        .map(|z| format!(" forZones={}", z.join(",")))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "    {pod} on {} ({}){zones}", place.node, place.zone);
+                }
+            } else {
+                out.push_str(&pods_summary(s));
             }
             for (zone, pods) in &s.reachable_from {
                 // Only where a generator calls through kube-proxy: elsewhere nobody uses it.
                 if !callers.contains(&zone.as_str()) {
                     continue;
                 }
+                let names = if verbose {
+                    pods.join(", ")
+                } else {
+                    first_few(pods, NAMES_SHOWN)
+                };
                 let _ = writeln!(
                     out,
-                    "  clients in {zone} reach {} pod(s): {}",
-                    pods.len(),
-                    pods.join(", ")
+                    "  clients in {zone} reach {} pod(s): {names}",
+                    pods.len()
                 );
             }
-            for e in &s.events {
-                let _ = writeln!(out, "  event {e}");
+            for (e, times) in collapse(&s.events) {
+                match times {
+                    1 => {
+                        let _ = writeln!(out, "  event {e}");
+                    }
+                    n => {
+                        let _ = writeln!(out, "  event {e} (×{n})");
+                    }
+                }
             }
         }
         out
     }
+}
+
+/// Consecutive identical lines once, with how many times.
+fn collapse(lines: &[String]) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for line in lines {
+        match out.last_mut() {
+            Some((last, n)) if *last == line.as_str() => *n += 1,
+            _ => out.push((line, 1)),
+        }
+    }
+    out
+}
+
+/// The pods of a large step: per zone their count, nodes and hints, the busiest nodes named.
+fn pods_summary(step: &super::PlanStep) -> String {
+    let mut zones: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    let mut hinted: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
+    for (pod, place) in &step.pods {
+        *zones
+            .entry(place.zone.as_str())
+            .or_default()
+            .entry(place.node.as_str())
+            .or_default() += 1;
+        if let Some(for_zones) = step.hints.get(pod) {
+            *hinted
+                .entry(place.zone.as_str())
+                .or_default()
+                .entry(for_zones.join(","))
+                .or_default() += 1;
+        }
+    }
+    let mut out = format!(
+        "    {} pods (harness plan --verbose lists each):\n",
+        step.pods.len()
+    );
+    for (zone, nodes) in zones {
+        let pods: usize = nodes.values().sum();
+        let mut by_count: Vec<(&str, usize)> = nodes.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(&a.1).then(natural_key(a.0).cmp(&natural_key(b.0))));
+        let named: Vec<String> = by_count.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
+        let hints = hinted
+            .get(zone)
+            .map(|h| {
+                let parts: Vec<String> =
+                    h.iter().map(|(z, n)| format!("{n} forZones={z}")).collect();
+                format!("; {}", parts.join(", "))
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    {zone}: {pods} pods on {} nodes ({}){hints}",
+            by_count.len(),
+            first_few(&named, 4)
+        );
+    }
+    out
 }
 
 /// `ingress-2a in ap-northeast-2a: 100 rps, 256 connections (a new one per request), 38 SSE

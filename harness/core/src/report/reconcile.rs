@@ -39,6 +39,54 @@ impl PodRow<'_> {
         (arrived > 0).then(|| self.unanswered.unwrap_or(0) as f64 / arrived as f64)
     }
 
+    /// Where the unanswered requests went, as far as the counters tell, each part at most
+    /// what is left of [`PodRow::unanswered`] after the ones before it; the parts sum to it.
+    pub fn unanswered_parts(&self) -> Vec<(u64, &'static str)> {
+        let (Some(total), Some(d)) = (self.unanswered, self.destination) else {
+            return Vec::new();
+        };
+        let transport = |timeout: bool| -> u64 {
+            self.source.map_or(0, |s| {
+                s.transport_errors
+                    .iter()
+                    .filter(|(kind, _)| (kind.as_str() == "timeout") == timeout)
+                    .map(|(_, n)| n)
+                    .sum()
+            })
+        };
+        let candidates = [
+            (
+                d.abandoned,
+                "waited in its queue until their callers gave up",
+            ),
+            (d.queued_at_end, "were still queued when the load stopped"),
+            (
+                transport(true),
+                "timed out at their callers while it served them",
+            ),
+            (
+                transport(false),
+                "ended in a connection error at their callers (reset or closed)",
+            ),
+        ];
+        let mut left = total;
+        let mut parts = Vec::new();
+        for (n, what) in candidates {
+            let n = n.min(left);
+            if n > 0 {
+                parts.push((n, what));
+                left -= n;
+            }
+        }
+        if left > 0 {
+            parts.push((
+                left,
+                "got a slot but no answer reached a caller: still in service when the load stopped, or answered after the caller had given up",
+            ));
+        }
+        parts
+    }
+
     /// A word for a pod that stands out: `swallows requests` or `starved`.
     pub fn flag(&self) -> Option<&'static str> {
         if self.swallows {
@@ -405,6 +453,69 @@ mod tests {
         );
         assert_eq!(Column::NoAnswer.cell(&rows[0]), "1,655 (93%)");
         assert_eq!(Column::NoAnswer.total(&t), "1,655");
+    }
+
+    #[test]
+    fn unanswered_requests_are_told_where_they_went() {
+        let mut summary = failing_summary();
+        let mut pod = summary.pods[0].clone();
+        // 300 arrived, 40 answered, 5 streams: 255 unanswered, none abandoned.
+        let mut d = destination(300, 300, 0);
+        d.queued_at_end = 0;
+        let mut s = source(40, 5);
+        s.transport_errors.insert("timeout".into(), 200);
+        s.transport_errors.insert("reset".into(), 10);
+        pod.destination = Some(d);
+        pod.source = Some(s);
+        summary.pods = vec![pod];
+        let rows = pod_rows(&summary);
+        assert_eq!(rows[0].unanswered, Some(255));
+        assert_eq!(
+            rows[0].unanswered_parts(),
+            vec![
+                (200, "timed out at their callers while it served them"),
+                (
+                    10,
+                    "ended in a connection error at their callers (reset or closed)"
+                ),
+                (
+                    45,
+                    "got a slot but no answer reached a caller: still in service when the load stopped, or answered after the caller had given up"
+                ),
+            ]
+        );
+        let told = crate::report::text::disagreements(&rows).join(" ");
+        assert!(
+            told.contains(
+                "255 requests (85% of those that reached it) were never answered — 200 timed out"
+            ),
+            "{told}"
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the counters, the parts add up to the unanswered requests exactly and
+        /// none is zero.
+        #[test]
+        fn unanswered_parts_add_up(
+            arrived in 0u64..5_000, answered in 0u64..5_000, streams in 0u64..100,
+            abandoned in 0u64..5_000, queued in 0u64..100, timeouts in 0u64..5_000, resets in 0u64..100,
+        ) {
+            let mut summary = failing_summary();
+            let mut pod = summary.pods[0].clone();
+            let mut d = destination(arrived, arrived.saturating_sub(abandoned), abandoned);
+            d.queued_at_end = queued;
+            let mut s = source(answered, streams);
+            s.transport_errors.insert("timeout".into(), timeouts);
+            s.transport_errors.insert("reset".into(), resets);
+            pod.destination = Some(d);
+            pod.source = Some(s);
+            summary.pods = vec![pod];
+            let rows = pod_rows(&summary);
+            let parts = rows[0].unanswered_parts();
+            proptest::prop_assert_eq!(parts.iter().map(|p| p.0).sum::<u64>(), rows[0].unanswered.unwrap());
+            proptest::prop_assert!(parts.iter().all(|p| p.0 > 0));
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! story lines of the explanation, and the sentences that spell out a pod's two sides when
 //! they disagree.
 
-use super::reconcile::{PodRow, rejected_text, totals};
+use super::reconcile::{PodRow, SWALLOW_MIN, rejected_text, totals};
 use super::{ExpectationResult, Summary, Verdict};
 use crate::scenario::model::{Metric, MetricKind};
 use crate::text::thousands;
@@ -120,6 +120,21 @@ pub fn story(summary: &Summary) -> Vec<&str> {
         .collect()
 }
 
+/// `: 200 waited in its queue until their callers gave up, 55 timed out …` — where a pod's
+/// unanswered requests went.
+fn unanswered_text(row: &PodRow<'_>) -> String {
+    let parts: Vec<String> = row
+        .unanswered_parts()
+        .into_iter()
+        .map(|(n, what)| format!("{} {what}", thousands(n)))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", parts.join("; "))
+    }
+}
+
 /// Sentences setting the sides against each other where they disagree: one per pod whose
 /// requests arrived but were not answered, one for the sidecars' rejections, one for what the
 /// load balancer failed.
@@ -145,25 +160,31 @@ pub fn disagreements(rows: &[PodRow<'_>]) -> Vec<String> {
         if rejected > 0 {
             sentence.push_str(&format!("; rejected: {}", rejected_text(&d.rejected)));
         }
-        if d.abandoned > 0 {
-            sentence.push_str(&format!(
-                "; {} waited in its queue until their callers gave up",
-                thousands(d.abandoned)
-            ));
-        }
         sentence.push_str(&format!(
             ". Callers got {} responses from it",
             thousands(s.answered())
         ));
         if let (Some(u), Some(f)) = (row.unanswered, row.unanswered_fraction()) {
             sentence.push_str(&format!(
-                ": {} requests ({:.0}% of those that reached it) were never answered",
+                ": {} requests ({:.0}% of those that reached it) were never answered{}",
                 thousands(u),
-                f * 100.0
+                f * 100.0,
+                unanswered_text(row)
             ));
         }
         sentence.push('.');
         out.push(sentence);
+    }
+    for row in rows.iter().filter(|r| !r.swallows) {
+        let Some(u) = row.unanswered.filter(|u| *u >= SWALLOW_MIN) else {
+            continue;
+        };
+        out.push(format!(
+            "{}: {} requests that reached it were never answered{}.",
+            row.pod.name,
+            thousands(u),
+            unanswered_text(row)
+        ));
     }
     let t = totals(rows);
     let rejected: u64 = t.destination.rejected.values().sum();
@@ -222,9 +243,11 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(
             lines[0],
-            "pod-2: 120 requests reached its sidecar and 2 got a concurrency slot; 118 waited in \
-             its queue until their callers gave up. Callers got 1 responses from it: 119 \
-             requests (99% of those that reached it) were never answered."
+            "pod-2: 120 requests reached its sidecar and 2 got a concurrency slot. Callers got 1 \
+             responses from it: 119 requests (99% of those that reached it) were never answered \
+             — 118 waited in its queue until their callers gave up; 1 got a slot but no answer \
+             reached a caller: still in service when the load stopped, or answered after the \
+             caller had given up."
         );
     }
 

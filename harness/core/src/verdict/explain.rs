@@ -16,6 +16,9 @@ use crate::clock::TimeScale;
 use crate::measure::{EventKind, Removal, RolloutStage, RunData, SkewStats};
 use crate::report::ExpectationResult;
 
+/// Pod names a sentence shows before counting the rest (summary.json has every one).
+const NAMES_SHOWN: usize = 8;
+
 /// The explanation of a run: `partial_reason` when it was cut short. The control plane's
 /// instants (hint changes, rollouts, the autoscaler's decisions) are told in Kubernetes time at
 /// `scale`, the wall clock alongside.
@@ -48,11 +51,18 @@ pub fn explain(
     }
     explanation.extend(lifecycle_story(run, scale));
     explanation.extend(ingress_story(run));
+    explanation.extend(super::failover::failover_story(run, scale));
     explanation.extend(removal_story(removals));
+    explanation.extend(super::failover::streams_on_removed_pods(run, removals));
     if !skew.starved.is_empty() {
         explanation.push(format!(
-            "starved over the whole run (< 10% of a fair share): {}",
-            skew.starved.join(", ")
+            "starved over the whole run (< 10% of a fair share): {}{}",
+            if skew.starved.len() > NAMES_SHOWN + 1 {
+                format!("{} pods: ", skew.starved.len())
+            } else {
+                String::new()
+            },
+            crate::text::first_few(&skew.starved, NAMES_SHOWN)
         ));
     }
     explanation.extend(notes(run));
@@ -270,7 +280,7 @@ fn describe_state(
             pods.len()
         ));
         if pods.len() < *ready {
-            line.push_str(&format!(" ({})", pods.join(", ")));
+            line.push_str(&format!(" ({})", crate::text::first_few(pods, NAMES_SHOWN)));
         }
     }
     line

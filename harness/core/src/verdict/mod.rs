@@ -5,6 +5,7 @@
 
 pub mod evaluate;
 pub mod explain;
+pub mod failover;
 pub mod ingress_view;
 pub mod pod_views;
 pub mod rebuild;

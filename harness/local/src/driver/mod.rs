@@ -101,6 +101,14 @@ impl Running {
     }
 }
 
+/// `scenario`'s needs against this machine (crate::budget).
+fn budget(scenario: &Scenario, ctx: &RunContext) -> crate::budget::Budget {
+    crate::budget::Budget {
+        needs: crate::budget::needs(scenario, ctx.time_scale.factor()),
+        machine: crate::budget::machine(&ctx.out_dir),
+    }
+}
+
 impl Target for LocalTarget {
     fn name(&self) -> &'static str {
         "local"
@@ -114,6 +122,18 @@ impl Target for LocalTarget {
             .into_iter()
             .filter(|c| *c != Capability::Ingress || haproxy)
             .collect()
+    }
+
+    async fn preflight(
+        &mut self,
+        scenario: &Scenario,
+        ctx: &RunContext,
+    ) -> Result<Vec<String>, TargetError> {
+        Ok(budget(scenario, ctx).refusals())
+    }
+
+    fn warnings(&self, scenario: &Scenario, ctx: &RunContext) -> Vec<String> {
+        budget(scenario, ctx).warnings()
     }
 
     async fn deploy(&mut self, scenario: &Scenario, ctx: &RunContext) -> Result<(), TargetError> {
