@@ -23,16 +23,20 @@ enum Command {
     /// Check scenario files strictly; report every problem with file:line:column.
     Validate(commands::validate::ValidateArgs),
     /// Run a scenario and write its verdict and reports.
+    #[command(after_help = EXIT_CODES)]
     Run(commands::run::RunArgs),
     /// Show what a run would do (placement, hints, reachability), without running it.
+    #[command(after_help = EXIT_CODES)]
     Plan(commands::plan::PlanArgs),
     /// Rebuild a run's junit.xml, report.md and report.html from its summary.json and
     /// timeline.jsonl, without rerunning.
     Report(commands::report::ReportArgs),
     /// Compare two run directories (expectations, errors, skew, shares, latency, reloads);
     /// with --max-regression, a gate: exit 1 on a regression, 2 when not comparable.
+    #[command(after_help = EXIT_CODES)]
     Compare(commands::compare::CompareArgs),
-    /// Print the JSON Schema of scenario files (for editors), or of summary.json.
+    /// Print the JSON Schema of scenario files (for editors), of a run's summary.json, or of
+    /// `harness compare`'s compare.json.
     Schema(commands::schema::SchemaArgs),
     /// What would the EndpointSlice controller and kube-proxy do with these objects?
     Hints(commands::hints::HintsArgs),
@@ -46,6 +50,9 @@ enum Command {
     /// The pinned third-party releases of the kind target (`pins lock` records their sha256).
     Pins(commands::pins::PinsArgs),
 }
+
+/// The exit codes, shown under `--help` of the commands that gate.
+const EXIT_CODES: &str = "Exit codes:\n  0  every expectation held (or the command succeeded)\n  1  an expectation failed (compare: a regression beyond --max-regression)\n  2  invalid input or usage: a scenario, flag or directory to fix; nothing ran\n  3  infrastructure: a process, port, cluster or the run's own audit failed, or the run was interrupted (partial results kept)";
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();

@@ -18,6 +18,20 @@ pub fn with_tips(mut error: clap::Error, argv: &[String]) -> clap::Error {
     let Some(ContextValue::String(flag)) = error.get(ContextKind::InvalidArg).cloned() else {
         return error;
     };
+    // `--seed -1`: a negative number after an option is read as a flag of its own.
+    let option_before = argv
+        .iter()
+        .position(|a| *a == flag)
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| argv.get(i))
+        .filter(|prev| prev.starts_with("--") && !prev.contains('='));
+    if let Some(option) = option_before.filter(|_| is_negative_number(&flag)) {
+        error.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![negative_tip(option, &flag).into()]),
+        );
+        return error;
+    }
     // `--duration 10s`: the word after the flag is most likely its value.
     let next = argv
         .iter()
@@ -34,6 +48,19 @@ pub fn with_tips(mut error: clap::Error, argv: &[String]) -> clap::Error {
         ContextValue::StyledStrs(vec![tip.into()]),
     );
     error
+}
+
+/// `-1`, `-0.5`.
+fn is_negative_number(word: &str) -> bool {
+    word.strip_prefix('-')
+        .is_some_and(|rest| !rest.is_empty() && rest.parse::<f64>().is_ok())
+}
+
+/// The tip for a negative number given to `option`.
+fn negative_tip(option: &str, value: &str) -> String {
+    format!(
+        "`{option} {value}`: {option} takes a number of zero or more (a negative number reads as a flag of its own), e.g. `{option} 7`"
+    )
 }
 
 /// The tip for `flag` (`--duration`, `--request-timeout=3s`).
@@ -88,5 +115,24 @@ mod tests {
             "to change the scenario's `load.requestTimeout` for this run, use `--set load.requestTimeout=3s`"
         );
         assert!(set_tip("--frobnicate").contains("`--set PATH=VALUE`"));
+    }
+
+    #[test]
+    fn a_negative_number_after_an_option_is_named_as_such() {
+        assert!(is_negative_number("-1") && is_negative_number("-0.5"));
+        assert!(
+            !is_negative_number("-x") && !is_negative_number("-") && !is_negative_number("--set")
+        );
+        let argv: Vec<String> = ["run", "s.yaml", "--seed", "-1"].map(String::from).to_vec();
+        let error = <crate::Cli as clap::Parser>::try_parse_from(
+            std::iter::once("harness".to_owned()).chain(argv.clone()),
+        )
+        .unwrap_err();
+        let text = with_tips(error, &argv).to_string();
+        assert!(
+            text.contains("`--seed -1`: --seed takes a number of zero or more"),
+            "{text}"
+        );
+        assert!(!text.contains("--set PATH=VALUE"), "{text}");
     }
 }
