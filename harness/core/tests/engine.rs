@@ -472,15 +472,30 @@ async fn a_failed_or_interrupted_deploy_is_torn_down_and_measures_nothing() {
         deploy_takes: Duration::from_secs(3),
         ..Script::default()
     });
-    let result = run(&mut target, 1.0, CancellationToken::new()).await;
+    let outcome = run(&mut target, 1.0, CancellationToken::new())
+        .await
+        .unwrap();
     assert!(matches!(
-        result,
-        Err(EngineError::Target {
+        outcome.error,
+        Some(EngineError::Target {
             phase: "deploy",
             ..
         })
     ));
-    assert_eq!(ExitStatus::of(&result), ExitStatus::Infrastructure);
+    assert!(!outcome.interrupted);
+    // Nothing measured, and the summary says where the run stopped.
+    assert!(outcome.data.generators.is_empty());
+    let why = outcome
+        .summary
+        .partial_reason
+        .as_deref()
+        .unwrap_or_default();
+    assert!(
+        why.starts_with("deploy failed") && why.ends_with("nothing was measured"),
+        "{why}"
+    );
+    assert!(outcome.summary.partial);
+    assert_eq!(outcome.exit_status(), ExitStatus::Infrastructure);
     assert_eq!(target.sequence(), ["deploy", "teardown"]);
 
     let cancel = CancellationToken::new();
@@ -489,12 +504,13 @@ async fn a_failed_or_interrupted_deploy_is_torn_down_and_measures_nothing() {
         cancel_in_deploy: Some(cancel.clone()),
         ..Script::default()
     });
-    let result = run(&mut target, 1.0, cancel).await;
-    assert!(matches!(
-        result,
-        Err(EngineError::Interrupted { phase: "deploy" })
-    ));
-    assert_eq!(ExitStatus::of(&result), ExitStatus::Infrastructure);
+    let outcome = run(&mut target, 1.0, cancel).await.unwrap();
+    assert!(outcome.interrupted && outcome.error.is_none());
+    assert_eq!(
+        outcome.summary.partial_reason.as_deref(),
+        Some("interrupted during deploy: nothing was measured")
+    );
+    assert_eq!(outcome.exit_status(), ExitStatus::Infrastructure);
     assert_eq!(target.sequence(), ["deploy", "teardown"]);
     let torn_down = target.calls().last().unwrap().at;
     assert!(

@@ -71,16 +71,16 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-/// Runs `scenario` on `target`. Returns `Err` only when nothing was measured (unsupported
-/// scenario, deploy failure); every later failure yields a partial [`RunOutcome`].
-pub async fn run<T: Target>(
+/// Everything that may refuse a run before anything is created: the capabilities the scenario
+/// needs, the target's own refusals, then its preflight (asking outside). `Err(Unsupported)`
+/// (exit 2) names what is refused; a failure to ask is `Err(Target)` (exit 3). Callers that
+/// claim resources for a run (an output directory) call this first and [`run_checked`] after.
+pub async fn check<T: Target>(
     target: &mut T,
     scenario: &Scenario,
     ctx: &RunContext,
-    options: &RunOptions,
-    cancel: CancellationToken,
-    progress: &dyn Progress,
-) -> Result<RunOutcome, EngineError> {
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
     let mut missing: Vec<String> = requirements(scenario, ctx.time_scale)
         .difference(&target.capabilities())
         .map(ToString::to_string)
@@ -89,16 +89,9 @@ pub async fn run<T: Target>(
         missing = target.refusals(scenario, ctx.time_scale);
     }
     if missing.is_empty() {
-        let asked = tokio::select! {
-            r = target.preflight(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "preflight", source }),
-            () = cancel.cancelled() => Err(EngineError::Interrupted { phase: "preflight" }),
-        };
-        missing = match asked {
-            Ok(refused) => refused,
-            Err(e) => {
-                finish(target, options, progress).await;
-                return Err(e);
-            }
+        missing = tokio::select! {
+            r = target.preflight(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "preflight", source })?,
+            () = cancel.cancelled() => return Err(EngineError::Interrupted { phase: "preflight" }),
         };
     }
     if !missing.is_empty() {
@@ -108,7 +101,41 @@ pub async fn run<T: Target>(
             missing: missing.join("; "),
         });
     }
+    Ok(())
+}
 
+/// Runs `scenario` on `target`: [`check`], then [`run_checked`]. Returns `Err` only when the
+/// run was refused or its preflight failed (nothing was started).
+pub async fn run<T: Target>(
+    target: &mut T,
+    scenario: &Scenario,
+    ctx: &RunContext,
+    options: &RunOptions,
+    cancel: CancellationToken,
+    progress: &dyn Progress,
+) -> Result<RunOutcome, EngineError> {
+    if let Err(e) = check(target, scenario, ctx, &cancel).await {
+        if matches!(
+            e,
+            EngineError::Target { .. } | EngineError::Interrupted { .. }
+        ) {
+            finish(target, options, progress).await;
+        }
+        return Err(e);
+    }
+    Ok(run_checked(target, scenario, ctx, options, cancel, progress).await)
+}
+
+/// Runs a scenario [`check`] passed. A deploy that fails or is interrupted still yields an
+/// outcome: nothing measured, marked partial with where it stopped, after the teardown.
+pub async fn run_checked<T: Target>(
+    target: &mut T,
+    scenario: &Scenario,
+    ctx: &RunContext,
+    options: &RunOptions,
+    cancel: CancellationToken,
+    progress: &dyn Progress,
+) -> RunOutcome {
     let warnings = target.warnings(scenario, ctx);
     for warning in &warnings {
         progress.note(&format!("warning: {warning}"));
@@ -121,7 +148,29 @@ pub async fn run<T: Target>(
     };
     if let Err(e) = deployed {
         finish(target, options, progress).await;
-        return Err(e);
+        let interrupted = matches!(e, EngineError::Interrupted { .. });
+        let reason = format!("{}: nothing was measured", error_chain(&e));
+        let data = RunData {
+            events: warning_notes(warnings, 0.0),
+            ..RunData::default()
+        };
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let summary = summarize_run(
+            scenario,
+            ctx,
+            target.name(),
+            &data,
+            rfc3339_utc(now_ms),
+            Some(reason),
+        );
+        return RunOutcome {
+            summary,
+            data,
+            error: (!interrupted).then_some(e),
+            interrupted,
+        };
     }
 
     let scale = ctx.time_scale;
@@ -169,30 +218,61 @@ pub async fn run<T: Target>(
     let mut data = data;
     // The warnings stay with the run, told in its explanation as its notes are, first.
     let first = data.events.first().map_or(0.0, |e| e.t_s.min(0.0));
-    data.events.splice(
-        0..0,
-        warnings.into_iter().map(|message| RecordedEvent {
-            t_s: first,
-            kind: EventKind::Note {
-                message: format!("before the run: {message}"),
-            },
-        }),
-    );
+    data.events.splice(0..0, warning_notes(warnings, first));
 
     let partial_reason = match (&error, interrupted) {
         (Some(e), _) => Some(error_chain(e)),
         (None, true) => Some("interrupted by the user".to_string()),
         (None, false) => None,
     };
+    let summary = summarize_run(
+        scenario,
+        ctx,
+        target.name(),
+        &data,
+        started_at,
+        partial_reason,
+    );
+    RunOutcome {
+        summary,
+        data,
+        error,
+        interrupted,
+    }
+}
+
+/// The target's warnings as notes at `t_s`.
+fn warning_notes(warnings: Vec<String>, t_s: f64) -> Vec<RecordedEvent> {
+    warnings
+        .into_iter()
+        .map(|message| RecordedEvent {
+            t_s,
+            kind: EventKind::Note {
+                message: format!("before the run: {message}"),
+            },
+        })
+        .collect()
+}
+
+/// Evaluates the expectations over `data` and summarizes the run.
+fn summarize_run(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    target: &str,
+    data: &RunData,
+    started_at: String,
+    partial_reason: Option<String>,
+) -> Summary {
+    let scale = ctx.time_scale;
     let results = scenario
         .expectations
         .iter()
-        .map(|e| evaluate(e, &data, scale))
+        .map(|e| evaluate(e, data, scale))
         .collect();
     let facts = RunFacts {
         scenario: scenario.name.clone(),
         variant: scenario.selected_variant.clone(),
-        target: target.name().to_string(),
+        target: target.to_string(),
         run_id: ctx.run_id.clone(),
         seed: ctx.seed,
         started_at,
@@ -200,13 +280,7 @@ pub async fn run<T: Target>(
         partial_reason,
         ingress_controller: scenario.ingress.as_ref().map(|i| i.controller),
     };
-    let summary = summarize(facts, &data, results);
-    Ok(RunOutcome {
-        summary,
-        data,
-        error,
-        interrupted,
-    })
+    summarize(facts, data, results)
 }
 
 /// The load phase: observe once a second, apply timeline actions when due, stop at the end or
