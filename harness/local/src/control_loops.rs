@@ -209,7 +209,8 @@ impl HpaLoop {
             c.manager.containers_started(pod)
         });
         let current = s.model.desired_replicas() as i32;
-        let destination_rps: f64 = counted.values().sum();
+        // `+ 0.0`: an empty sum of f64 is -0.0, which would read "-0.000/s".
+        let destination_rps: f64 = counted.values().sum::<f64>() + 0.0;
         let observation = match self.spec.reporter {
             Reporter::Destination => Observation::pods(current, pods),
             Reporter::Source => match source_rps {

@@ -51,7 +51,9 @@ pub(super) fn checks(run: &RunData) -> Vec<AuditCheck> {
             continue;
         };
         let subject = format!("HPA sync at {:.1}s", e.t_s);
-        let sum: f64 = destination_by_pod.values().sum();
+        // `+ 0.0`: an empty sum of f64 is -0.0, which would read "-0.000/s".
+        let sum: f64 = destination_by_pod.values().sum::<f64>() + 0.0;
+        let destination_rps = &(*destination_rps + 0.0);
         let check = Check::new("autoscalerCountsLivePods", &subject)
             .value("destinationRps", *destination_rps)
             .value("sumOverCountedPods", sum);
@@ -84,4 +86,34 @@ pub(super) fn checks(run: &RunData) -> Vec<AuditCheck> {
         out.push(check.expect(close && dead.is_empty(), statement));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::RecordedEvent;
+
+    #[test]
+    fn a_sync_that_counted_no_pod_reads_zero_not_minus_zero() {
+        let run = RunData {
+            events: vec![RecordedEvent {
+                t_s: -1.0,
+                kind: EventKind::Autoscaler {
+                    current: 4,
+                    desired: 4,
+                    source_rps: 0.0,
+                    destination_rps: -0.0,
+                    destination_by_pod: BTreeMap::new(),
+                },
+            }],
+            ..RunData::default()
+        };
+        let checks = checks(&run);
+        assert_eq!(checks.len(), 1);
+        assert_eq!(
+            checks[0].statement,
+            "destination rate 0.000/s = the sum over the 0 pods it counted 0.000/s"
+        );
+        assert!(checks[0].values.values().all(|v| v.is_sign_positive()));
+    }
 }
