@@ -10,6 +10,8 @@
 //! `harness-<scenario>-m<N>[-v<major>-<minor>-<patch>]`, so cells never share one (even with
 //! `--keep`), unless `--cluster`/`--context` names the one cluster every cell reuses.
 
+pub mod run;
+
 use std::path::Path;
 
 use anyhow::anyhow;

@@ -5,7 +5,7 @@
 //! `--baseline DIR` compares the new run against a stored one (compare.* in the run's
 //! directory; a regression beyond `--max-regression` exits 1, an incomparable pair 2);
 //! `--matrix PATH=V1,V2` runs every combination of the values (several axes multiply) and
-//! compares each run against the first (see `matrix`).
+//! compares each run against the first (see `matrix::run`).
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +21,7 @@ use harness_kind::node_image::NodeImage;
 use harness_local::LocalTarget;
 use tokio_util::sync::CancellationToken;
 
-use super::matrix::{self, Axis, CellTarget};
+use super::matrix::Axis;
 use super::out_dir;
 use super::target::{KindCell, TargetName, refuse_node_image};
 use crate::exit::{Failure, Outcome, worse};
@@ -204,7 +204,7 @@ impl KindFlags {
 
 pub fn run(args: RunArgs) -> Outcome {
     if !args.matrix.is_empty() {
-        return run_matrix(&args);
+        return super::matrix::run::run_matrix(&args);
     }
     if args.baseline.is_none() && !args.max_regression.is_empty() {
         return Err(Failure::InvalidInput(anyhow!(
@@ -251,73 +251,6 @@ fn check_baseline(args: &RunArgs, base: &Path) -> Result<(), Failure> {
             base.display()
         ))),
     }
-}
-
-/// `--matrix`: one run per cell (checked before anything runs), each in its own directory under
-/// the output directory (`<out>/<cell>/`), then each run after the first compared against the
-/// first (`harness compare`'s files in that run's directory). Exit: the worst of the runs' own
-/// verdicts and the comparisons (0, 1 a failed expectation or a regression, 2 not comparable,
-/// 3 infrastructure).
-fn run_matrix(args: &RunArgs) -> Outcome {
-    if args.baseline.is_some() {
-        return Err(Failure::InvalidInput(anyhow!(
-            "--matrix compares its runs against the first combination; it does not take --baseline"
-        )));
-    }
-    let (cells, name) = matrix::cells(
-        &args.matrix,
-        &args.set,
-        &args.file,
-        args.variant.as_deref(),
-        &CellTarget {
-            target: args.target,
-            creates_cluster: args.kind.creates_cluster(),
-            node_image: args.kind.node_image.as_ref(),
-        },
-    )?;
-    let root = args.out.clone().unwrap_or_else(|| {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        Path::new("results")
-            .join(&name)
-            .join(format!("matrix-{stamp}"))
-    });
-    eprintln!(
-        "matrix: {} runs of {} into {}",
-        cells.len(),
-        args.file.display(),
-        root.display()
-    );
-    let default_image = args
-        .kind
-        .node_image
-        .clone()
-        .unwrap_or_else(NodeImage::pinned);
-    for (index, cell) in cells.iter().enumerate() {
-        eprintln!("  {}", matrix::describe(index, cell, &name, &default_image));
-    }
-    let mut outcome: Outcome = Ok(());
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for cell in &cells {
-        let (dir, verdict) = run_once(
-            args,
-            &cell.overrides,
-            &cell.kind,
-            Some(root.join(&cell.label)),
-        )?;
-        outcome = worse(outcome, verdict);
-        dirs.push(dir);
-    }
-    let Some((first, rest)) = dirs.split_first() else {
-        return outcome;
-    };
-    for dir in rest {
-        let comparison = super::compare::compare_dirs(first, dir, &args.max_regression, dir)?;
-        outcome = worse(outcome, super::compare::outcome_of(&comparison));
-    }
-    outcome
 }
 
 /// Runs the scenario once with `overrides`; returns its output directory and its outcome
