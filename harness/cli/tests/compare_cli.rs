@@ -201,8 +201,8 @@ fn a_matrix_runs_every_combination_and_compares_each_with_the_first() {
         &[out.path()],
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let first = out.path().join("load.generators[g].rate=10");
-    let second = out.path().join("load.generators[g].rate=20");
+    let first = out.path().join("load.generators.g.rate-10");
+    let second = out.path().join("load.generators.g.rate-20");
     for dir in [&first, &second] {
         assert!(dir.join("summary.json").is_file(), "{}", dir.display());
     }

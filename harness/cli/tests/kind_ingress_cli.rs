@@ -122,8 +122,10 @@ fn a_matrix_over_the_controller_settings_plans_one_controller_per_cell() {
     assert_eq!(stdout.lines().skip(1).count(), 4, "{stdout}");
     for sort in ["ip", "random"] {
         for balance in ["roundrobin", "random(2)"] {
+            // `random(2)` names its directory `random-2`.
             let cell = dir.path().join(format!(
-                "ingress.sortEndpointsBy={sort},ingress.balanceAlgorithm={balance}"
+                "ingress.sortEndpointsBy-{sort}_ingress.balanceAlgorithm-{}",
+                balance.replace(['(', ')'], "-").trim_end_matches('-')
             ));
             let ingress = std::fs::read_to_string(cell.join("ingress.yaml"))
                 .unwrap_or_else(|e| panic!("{}: {e}\n{stdout}", cell.display()));

@@ -103,7 +103,7 @@ async fn a_node_image_matrix_creates_runs_and_deletes_one_cluster_per_image() {
     assert_eq!(child.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "1. kind.nodeImage=v1.33.1: cluster {first}, node image {OLDER}"
+            "1. kind.nodeImage-v1.33.1: cluster {first}, node image {OLDER}"
         )),
         "{stderr}"
     );
@@ -151,7 +151,7 @@ async fn a_node_image_matrix_creates_runs_and_deletes_one_cluster_per_image() {
         );
     }
 
-    let cell = |label: &str| out.join(format!("kind.nodeImage={label}"));
+    let cell = |label: &str| out.join(format!("kind.nodeImage-{label}"));
     for (label, version, image, name) in [
         ("v1.33.1", "v1.33.1", OLDER, first),
         ("v1.34.11", "v1.34.11", PINNED, second),
@@ -421,7 +421,7 @@ fn plan_lists_every_cell_with_its_cluster_and_node_image() {
         ("v1.34.11", "1m", "m4-v1-34-11", PINNED),
     ];
     for (i, (version, duration, suffix, image)) in expected.iter().enumerate() {
-        let label = format!("kind.nodeImage={version},load.duration={duration}");
+        let label = format!("kind.nodeImage-{version}_load.duration-{duration}");
         let cell_dir = dir.path().join(&label);
         assert_eq!(
             lines[i],

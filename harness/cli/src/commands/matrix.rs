@@ -1,15 +1,18 @@
 //! The cells of `--matrix PATH=V1,V2 [--matrix ...]`, as `harness run` (one run per cell, see
 //! `run`) and `harness plan --target kind` (one plan per cell) take it: one cell per
 //! combination of the values (several axes multiply; each value is a `--set` override, checked
-//! like the file before anything runs), each named for its directory under the output
-//! directory (`<out>/<path>=<value>,.../`).
+//! like the file before anything runs), each with its own directory under the output
+//! directory, named readably (`<out>/ingress.version-v0.16/`, several axes joined with `_`; see
+//! `name`).
 //!
 //! `kind.nodeImage=IMG1,IMG2` is the kind target's axis, not a scenario path: the node image
 //! (so the Kubernetes version) of the cluster each cell creates; its directory is named by the
-//! version (`kind.nodeImage=v1.33.1`). On kind every cell of a matrix creates its own cluster,
-//! `harness-<scenario>-m<N>[-v<major>-<minor>-<patch>]`, so cells never share one (even with
+//! version (`kind.nodeImage-v1.33.1`). On kind every cell of a matrix creates its own cluster,
+//! `harness-<scenario>-m<N>[-v<major>-<minor>-<patch>]` (N the cell's number, as in the listing
+//! and in a directory name that needs `~N` to stay unique), so cells never share one (even with
 //! `--keep`), unless `--cluster`/`--context` names the one cluster every cell reuses.
 
+mod name;
 pub mod run;
 
 use std::path::Path;
@@ -45,6 +48,15 @@ impl Axis {
         if values.iter().any(String::is_empty) {
             return Err(format!("`{text}`: an empty value between commas"));
         }
+        if let Some((_, twice)) = values
+            .iter()
+            .enumerate()
+            .find(|(i, v)| values[..*i].contains(v))
+        {
+            return Err(format!(
+                "`{text}`: `{twice}` is given twice; give each value once"
+            ));
+        }
         Ok(Axis {
             path: path.trim().to_owned(),
             values,
@@ -70,28 +82,31 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     out
 }
 
-/// `ingress.version=v0.6,service.replicas=4`, safe as a directory name; a node image is
-/// shown by its Kubernetes version (`kind.nodeImage=v1.33.1`).
-fn label(combo: &[(String, String)]) -> String {
-    combo
-        .iter()
-        .map(|(p, v)| {
-            let shown = match NodeImage::parse(v) {
-                Ok(image) if p == NODE_IMAGE_AXIS => image.version_label(),
-                _ => v.clone(),
-            };
-            format!("{p}={shown}")
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-        .replace(['/', ' '], "_")
+/// A value as a cell shows it: a node image by its Kubernetes version (`v1.33.1`), anything
+/// else as given.
+fn shown(path: &str, value: &str) -> String {
+    match NodeImage::parse(value) {
+        Ok(image) if path == NODE_IMAGE_AXIS => image.version_label(),
+        _ => value.to_owned(),
+    }
 }
 
-/// One combination, checked: its directory name, its `--set` overrides and what it changes
-/// on the kind target.
+/// `ingress.version=v0.6, service.replicas=4`: a combination as `--matrix` takes it, for
+/// messages.
+fn given(combo: &[(String, String)]) -> String {
+    combo
+        .iter()
+        .map(|(p, v)| format!("{p}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One combination, checked: its directory name, its `--set` overrides and what it changes on
+/// the kind target.
 #[derive(Debug)]
 pub struct Cell {
-    pub label: String,
+    /// The directory under the matrix's (`ingress.version-v0.16`), unique among the cells.
+    pub name: String,
     pub overrides: Vec<Override>,
     /// The scenario with the overrides, as checked.
     pub scenario: Scenario,
@@ -152,9 +167,16 @@ pub fn cells(
             return Err(invalid(message));
         }
     }
+    let combos = combinations(axes);
+    let names = name::cell_names(
+        &combos
+            .iter()
+            .map(|c| c.iter().map(|(p, v)| (p.clone(), shown(p, v))).collect())
+            .collect::<Vec<_>>(),
+    );
     let mut cells: Vec<Cell> = Vec::new();
     let mut name = String::new();
-    for (index, combo) in combinations(axes).iter().enumerate() {
+    for ((index, combo), cell_name) in combos.iter().enumerate().zip(names) {
         let mut overrides = set.to_vec();
         let mut image = None;
         for (path, value) in combo {
@@ -170,19 +192,17 @@ pub fn cells(
                     .map_err(|e| invalid(format!("--matrix {path}={value}: {e}")))?,
             );
         }
-        let label = label(combo);
         let scenario = load_scenario_with(file, variant, &overrides)
-            .map_err(|e| invalid(format!("--matrix {label}: {e}")))?;
+            .map_err(|e| invalid(format!("--matrix {}: {e}", given(combo))))?;
         if let Some(image) = &image {
             let refused = node_image::refusals(&scenario, image);
             if !refused.is_empty() {
-                return Err(invalid(format!("--matrix {label}: {}", refused.join("; "))));
+                return Err(invalid(format!(
+                    "--matrix {}: {}",
+                    given(combo),
+                    refused.join("; ")
+                )));
             }
-        }
-        if cells.iter().any(|c| c.label == label) {
-            return Err(invalid(format!(
-                "--matrix: two combinations would share the directory `{label}` (two node images of the same Kubernetes version?); give each value once"
-            )));
         }
         let cluster_suffix = (on.target == TargetName::Kind && on.creates_cluster).then(|| {
             let number = format!("m{}", index + 1);
@@ -193,7 +213,7 @@ pub fn cells(
         });
         name.clone_from(&scenario.name);
         cells.push(Cell {
-            label,
+            name: cell_name,
             overrides,
             scenario,
             kind: KindCell {
@@ -205,9 +225,9 @@ pub fn cells(
     Ok((cells, name))
 }
 
-/// `1. kind.nodeImage=v1.33.1: cluster harness-x-m1-v1-33-1, node image kindest/node:v1.33.1`.
+/// `1. kind.nodeImage-v1.33.1: cluster harness-x-m1-v1-33-1, node image kindest/node:v1.33.1`.
 pub fn describe(index: usize, cell: &Cell, scenario: &str, default_image: &NodeImage) -> String {
-    let mut line = format!("{}. {}", index + 1, cell.label);
+    let mut line = format!("{}. {}", index + 1, cell.name);
     if let Some(suffix) = &cell.kind.cluster_suffix {
         let image = cell.kind.node_image.as_ref().unwrap_or(default_image);
         line.push_str(&format!(
@@ -222,32 +242,55 @@ pub fn describe(index: usize, cell: &Cell, scenario: &str, default_image: &NodeI
 mod tests {
     use super::*;
 
+    fn names(axes: &[Axis]) -> Vec<String> {
+        let combos: Vec<Vec<(String, String)>> = combinations(axes)
+            .iter()
+            .map(|c| c.iter().map(|(p, v)| (p.clone(), shown(p, v))).collect())
+            .collect();
+        name::cell_names(&combos)
+    }
+
     #[test]
     fn axes_multiply_first_axis_slowest() {
         let axes = vec![
             Axis::parse("ingress.version=v0.6,v0.16").unwrap(),
             Axis::parse("service.replicas=4,8").unwrap(),
         ];
-        let labels: Vec<String> = combinations(&axes).iter().map(|c| label(c)).collect();
         assert_eq!(
-            labels,
+            names(&axes),
             [
-                "ingress.version=v0.6,service.replicas=4",
-                "ingress.version=v0.6,service.replicas=8",
-                "ingress.version=v0.16,service.replicas=4",
-                "ingress.version=v0.16,service.replicas=8"
+                "ingress.version-v0.6_service.replicas-4",
+                "ingress.version-v0.6_service.replicas-8",
+                "ingress.version-v0.16_service.replicas-4",
+                "ingress.version-v0.16_service.replicas-8"
             ]
+        );
+        assert_eq!(
+            given(&combinations(&axes)[1]),
+            "ingress.version=v0.6, service.replicas=8"
         );
         assert!(Axis::parse("ingress.version").is_err());
         let images = [Axis::parse(
             "kind.nodeImage=kindest/node:v1.33.1,kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
         )
         .unwrap()];
-        let labels: Vec<String> = combinations(&images).iter().map(|c| label(c)).collect();
         assert_eq!(
-            labels,
-            ["kind.nodeImage=v1.33.1", "kind.nodeImage=v1.34.11"]
+            names(&images),
+            ["kind.nodeImage-v1.33.1", "kind.nodeImage-v1.34.11"]
+        );
+        // Two images of one Kubernetes version: told apart by the cells' numbers.
+        let same_version = [Axis::parse(
+            "kind.nodeImage=kindest/node:v1.34.11,kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
+        )
+        .unwrap()];
+        assert_eq!(
+            names(&same_version),
+            ["kind.nodeImage-v1.34.11~1", "kind.nodeImage-v1.34.11~2"]
         );
         assert!(Axis::parse("a=1,,2").is_err());
+        assert_eq!(
+            Axis::parse("a=1,2,1").unwrap_err(),
+            "`a=1,2,1`: `1` is given twice; give each value once"
+        );
     }
 }

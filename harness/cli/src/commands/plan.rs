@@ -4,7 +4,8 @@
 //! it also writes the kind cluster config and every object the run would apply, in apply
 //! order (`kind-config.yaml`, `manifests.yaml` and one numbered file per object), starting
 //! nothing; `--node-image` chooses the cluster's image, and `--matrix` (as `harness run` takes
-//! it, `kind.nodeImage` included) writes each combination into `DIR/<combination>/` and lists
+//! it, `kind.nodeImage` included) writes each combination into `DIR/<cell>/` (named as `run
+//! --matrix` names its cells: `kind.nodeImage-v1.33.1_load.duration-30s`) and lists
 //! the cells with their cluster names and node images.
 
 use std::path::PathBuf;
@@ -165,7 +166,7 @@ fn matrix(args: &PlanArgs) -> Outcome {
         .unwrap_or_else(harness_kind::node_image::NodeImage::pinned);
     let mut listing = format!("{} kind clusters for {}:\n", cells.len(), name);
     for (index, cell) in cells.iter().enumerate() {
-        let cell_dir = dir.join(&cell.label);
+        let cell_dir = dir.join(&cell.name);
         kind_plan::write(
             &kind_input(args),
             &cell.scenario,

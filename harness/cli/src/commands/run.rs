@@ -82,8 +82,9 @@ pub struct RunArgs {
     pub max_regression: Vec<Bound>,
     /// Run once per value (repeatable: several axes multiply), e.g. `--matrix
     /// ingress.version=v0.6,v0.16`: PATH as for --set, values separated by commas. Each
-    /// combination's run goes into its own directory under the output directory and is
-    /// compared against the first combination's run. With --target kind also
+    /// combination's run goes into its own directory under the output directory
+    /// (`ingress.version-v0.16`, several axes joined with `_`) and is compared against the first
+    /// combination's run. With --target kind also
     /// `kind.nodeImage=IMG1,IMG2`: one cluster per node image (a Kubernetes upgrade check).
     #[arg(long, value_name = "PATH=V1,V2,...", value_parser = Axis::parse)]
     pub matrix: Vec<Axis>,

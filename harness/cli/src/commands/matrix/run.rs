@@ -61,7 +61,7 @@ pub fn run_matrix(args: &RunArgs) -> Outcome {
             args,
             &cell.overrides,
             &cell.kind,
-            Some(root.join(&cell.label)),
+            Some(root.join(&cell.name)),
         )?;
         outcome = worse(outcome, verdict);
         dirs.push(dir);
