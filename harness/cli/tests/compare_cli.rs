@@ -2,8 +2,9 @@
 //! detected (exit 1), an improvement passes (exit 0), runs of different scenarios are refused
 //! (exit 2, with the reason), and a bound on an unknown metric is a usage error; compare.json
 //! matches `harness schema compare`. And `harness run --matrix` on a small scenario: every
-//! combination runs into its own directory and is compared against the first; a bad value
-//! refuses the matrix before anything runs.
+//! combination runs into its own readably named directory and is compared against the first,
+//! the roll-up (printed, matrix.md, matrix.json) names each cell's verdict and the cell the exit
+//! code came from; a bad value refuses the matrix before anything runs.
 
 mod support;
 
@@ -179,32 +180,75 @@ fn a_bound_on_an_unknown_metric_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+/// valid-minimal with one expectation, `one-pod` (at most one replica), for a matrix with a
+/// cell that fails it.
+const ONE_POD: &str = "apiVersion: harness/v1alpha1
+kind: Scenario
+metadata: { name: matrix-rollup }
+cluster:
+  zones:
+    - { name: z, nodes: [{ name: n-1, allocatableCpu: \"1\" }] }
+service:
+  name: svc
+  replicas: 1
+  serviceTime: { cpu: 5ms }
+load:
+  duration: 2s
+  generators:
+    - { name: g, zone: z, rate: 10 }
+expect:
+  - { name: one-pod, metric: maxReplicas, max: 1 }
+";
+
 #[test]
 fn a_matrix_runs_every_combination_and_compares_each_with_the_first() {
     support::require_workload_bins();
     let _turn = support::ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|e| e.into_inner());
+    let scenario = tempfile::tempdir().unwrap();
+    let file = scenario.path().join("one-pod.yaml");
+    std::fs::write(&file, ONE_POD).unwrap();
     let out = tempfile::tempdir().unwrap();
     let output = harness(
         &[
             "run",
-            "scenarios/testdata/valid-minimal.yaml",
-            "--set",
-            "load.duration=2s",
+            file.to_str().unwrap(),
             "--matrix",
             "load.generators[g].rate=10,20",
+            "--matrix",
+            "service.replicas=1,2",
             "--progress",
             "none",
             "--out",
         ],
         &[out.path()],
     );
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let first = out.path().join("load.generators.g.rate-10");
-    let second = out.path().join("load.generators.g.rate-20");
-    for dir in [&first, &second] {
-        assert!(dir.join("summary.json").is_file(), "{}", dir.display());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // Both cells with two replicas fail `one-pod`: exit 1, from the first of them.
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    // Readable directory names: `path-value`, axes joined with `_`, `[g]` as `.g`.
+    let names = [
+        "load.generators.g.rate-10_service.replicas-1",
+        "load.generators.g.rate-10_service.replicas-2",
+        "load.generators.g.rate-20_service.replicas-1",
+        "load.generators.g.rate-20_service.replicas-2",
+    ];
+    let mut listed: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    listed.sort();
+    let mut expected: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    expected.extend(["matrix.json".to_owned(), "matrix.md".to_owned()]);
+    expected.sort();
+    assert_eq!(listed, expected);
+    let [first, _, second, _] = names.map(|n| out.path().join(n));
+    for name in names {
+        assert!(
+            out.path().join(name).join("summary.json").is_file(),
+            "{name}"
+        );
     }
     assert!(
         !first.join("compare.json").exists(),
@@ -223,6 +267,143 @@ fn a_matrix_runs_every_combination_and_compares_each_with_the_first() {
     // Twice the rate, about twice the attempts.
     let (a, b) = (attempted(&first), attempted(&second));
     assert!(b > a * 3 / 2, "{a} then {b}");
+
+    // The roll-up on the terminal: every cell with its values, verdict, failed expectations,
+    // comparison and exit code, then the cell the exit code came from.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("matrix of "))
+        .collect();
+    assert_eq!(
+        table[0],
+        format!("matrix of {}: 4 cells", file.display()),
+        "{stdout}"
+    );
+    let words = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        words(table[1]),
+        [
+            "#",
+            "cell",
+            "load.generators[g].rate",
+            "service.replicas",
+            "verdict",
+            "failed",
+            "expectations",
+            "vs",
+            "cell",
+            "1",
+            "exit",
+            "reason"
+        ]
+    );
+    let rows: Vec<Vec<String>> = table[2..6].iter().map(|l| words(l)).collect();
+    let expected_rows = [
+        ["1", names[0], "10", "1", "passed", "-", "(base)", "0", "-"],
+        [
+            "2", names[1], "10", "2", "failed", "one-pod", "ok", "1", "1",
+        ],
+        ["3", names[2], "20", "1", "passed", "-", "ok", "0", "-"],
+        [
+            "4", names[3], "20", "2", "failed", "one-pod", "ok", "1", "1",
+        ],
+    ];
+    for (row, expected) in rows.iter().zip(expected_rows) {
+        assert_eq!(row[..9], expected, "{stdout}");
+    }
+    assert_eq!(
+        rows[1][9..].join(" "),
+        "of 1 expectations failed",
+        "{stdout}"
+    );
+    assert_eq!(
+        table[6],
+        format!(
+            "exit 1: from cell {} (expectation 'one-pod' failed)",
+            names[1]
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        table[7],
+        format!("Roll-up: {}", out.path().join("matrix.md").display())
+    );
+
+    // The same in matrix.json and matrix.md.
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("matrix.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["schema"], "harness-matrix/v1");
+    assert_eq!(json["scenario"], "matrix-rollup");
+    assert_eq!(
+        json["axes"],
+        serde_json::json!(["load.generators[g].rate", "service.replicas"])
+    );
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    assert_eq!(
+        cells[1],
+        serde_json::json!({
+            "number": 2,
+            "name": names[1],
+            "values": [
+                { "path": "load.generators[g].rate", "value": "10" },
+                { "path": "service.replicas", "value": "2" }
+            ],
+            "verdict": "failed",
+            "failedExpectations": ["one-pod"],
+            "reason": "1 of 1 expectations failed",
+            "comparison": { "verdict": "ok", "exit": 0, "detail": null },
+            "exit": 1
+        })
+    );
+    assert_eq!(cells[0]["comparison"], Value::Null);
+    assert_eq!(cells[2]["verdict"], "passed");
+    assert_eq!(json["exit"]["code"], 1);
+    assert_eq!(json["exit"]["cell"], names[1]);
+    assert_eq!(json["exit"]["from"], "run");
+    assert_eq!(json["exit"]["reason"], "expectation 'one-pod' failed");
+    let md = std::fs::read_to_string(out.path().join("matrix.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "| 4 | [{0}]({0}/report.html) | 20 | 2 | failed | one-pod | ok | 1 | 1 of 1 expectations failed |\n",
+            names[3]
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "**exit 1: from cell {} (expectation 'one-pod' failed)**",
+            names[1]
+        )),
+        "{md}"
+    );
+
+    // The same matrix again into the same directory: refused before anything runs, the roll-up
+    // and the runs left as they were.
+    let again = harness(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--matrix",
+            "service.replicas=1",
+            "--out",
+        ],
+        &[out.path()],
+    );
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("holds the roll-up of another matrix"),
+        "{again:?}"
+    );
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("matrix.json")).unwrap())
+            .unwrap();
+    assert_eq!(kept, json);
 
     // A value the scenario does not accept refuses the whole matrix before anything runs.
     let out = tempfile::tempdir().unwrap();

@@ -151,6 +151,15 @@ async fn a_node_image_matrix_creates_runs_and_deletes_one_cluster_per_image() {
         );
     }
 
+    // The roll-up: both cells starve pods; the first decides the exit code.
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        stdout.contains("\nexit 1: from cell kind.nodeImage-v1.33.1 (expectation"),
+        "{stdout}"
+    );
+    let rollup = read_json(&out.join("matrix.json"));
+    assert_eq!(rollup["axes"], json!(["kind.nodeImage"]));
+    assert_eq!(rollup["cells"][1]["values"][0]["value"], "v1.34.11");
     let cell = |label: &str| out.join(format!("kind.nodeImage-{label}"));
     for (label, version, image, name) in [
         ("v1.33.1", "v1.33.1", OLDER, first),

@@ -3,7 +3,8 @@
 //! combination of the values (several axes multiply; each value is a `--set` override, checked
 //! like the file before anything runs), each with its own directory under the output
 //! directory, named readably (`<out>/ingress.version-v0.16/`, several axes joined with `_`; see
-//! `name`).
+//! `name`). After the last run, `rollup` prints and writes the table of every cell
+//! (`matrix.md`, `matrix.json`) and which cell made the exit code.
 //!
 //! `kind.nodeImage=IMG1,IMG2` is the kind target's axis, not a scenario path: the node image
 //! (so the Kubernetes version) of the cluster each cell creates; its directory is named by the
@@ -13,6 +14,7 @@
 //! `--keep`), unless `--cluster`/`--context` names the one cluster every cell reuses.
 
 mod name;
+pub mod rollup;
 pub mod run;
 
 use std::path::Path;
@@ -101,12 +103,14 @@ fn given(combo: &[(String, String)]) -> String {
         .join(", ")
 }
 
-/// One combination, checked: its directory name, its `--set` overrides and what it changes on
-/// the kind target.
+/// One combination, checked: its directory name, its values, its `--set` overrides and what it
+/// changes on the kind target.
 #[derive(Debug)]
 pub struct Cell {
     /// The directory under the matrix's (`ingress.version-v0.16`), unique among the cells.
     pub name: String,
+    /// Each axis's path and value, as shown (a node image by its version).
+    pub values: Vec<(String, String)>,
     pub overrides: Vec<Override>,
     /// The scenario with the overrides, as checked.
     pub scenario: Scenario,
@@ -214,6 +218,10 @@ pub fn cells(
         name.clone_from(&scenario.name);
         cells.push(Cell {
             name: cell_name,
+            values: combo
+                .iter()
+                .map(|(p, v)| (p.clone(), shown(p, v)))
+                .collect(),
             overrides,
             scenario,
             kind: KindCell {

@@ -4,8 +4,8 @@
 //! an infrastructure error or an interrupted run (partial results are still written).
 //! `--baseline DIR` compares the new run against a stored one (compare.* in the run's
 //! directory; a regression beyond `--max-regression` exits 1, an incomparable pair 2);
-//! `--matrix PATH=V1,V2` runs every combination of the values (several axes multiply) and
-//! compares each run against the first (see `matrix::run`).
+//! `--matrix PATH=V1,V2` runs every combination of the values (several axes multiply),
+//! compares each run against the first and rolls them up in one table (see `matrix::run`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ use anyhow::{Context, anyhow};
 use harness_core::clock::TimeScale;
 use harness_core::compare::Bound;
 use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome};
-use harness_core::report::{KubernetesInfo, Verdict, write_reports};
+use harness_core::report::{KubernetesInfo, Summary, Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::driver::{ClusterMode, CreateOptions, KindOptions, KindTarget, choose_mode};
 use harness_kind::exec::Toolbox;
@@ -84,7 +84,8 @@ pub struct RunArgs {
     /// ingress.version=v0.6,v0.16`: PATH as for --set, values separated by commas. Each
     /// combination's run goes into its own directory under the output directory
     /// (`ingress.version-v0.16`, several axes joined with `_`) and is compared against the first
-    /// combination's run. With --target kind also
+    /// combination's run; a table of every cell ends the matrix (also matrix.md and matrix.json)
+    /// and says which cell made the exit code. With --target kind also
     /// `kind.nodeImage=IMG1,IMG2`: one cluster per node image (a Kubernetes upgrade check).
     #[arg(long, value_name = "PATH=V1,V2,...", value_parser = Axis::parse)]
     pub matrix: Vec<Axis>,
@@ -215,13 +216,13 @@ pub fn run(args: RunArgs) -> Outcome {
     if let Some(base) = &args.baseline {
         check_baseline(&args, base)?;
     }
-    let out_dir = run_once(&args, &args.set, &KindCell::default(), args.out.clone())?;
-    let verdict = out_dir.1;
+    let ran = run_once(&args, &args.set, &KindCell::default(), args.out.clone())?;
+    let verdict = ran.outcome;
     match &args.baseline {
         None => verdict,
         Some(base) => {
             let comparison =
-                super::compare::compare_dirs(base, &out_dir.0, &args.max_regression, &out_dir.0)?;
+                super::compare::compare_dirs(base, &ran.dir, &args.max_regression, &ran.dir)?;
             // The worse of the run's own verdict and the comparison's.
             let compared = super::compare::outcome_of(&comparison);
             worse(verdict, compared)
@@ -254,14 +255,29 @@ fn check_baseline(args: &RunArgs, base: &Path) -> Result<(), Failure> {
     }
 }
 
-/// Runs the scenario once with `overrides`; returns its output directory and its outcome
-/// (an error only when nothing was run or written).
+/// One run's results, as [`run_once`] returns them.
+pub struct Ran {
+    /// Its output directory.
+    pub dir: PathBuf,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Why it did not complete or cannot be trusted (the error, "interrupted", the self-audit),
+    /// without the directory the failure's message adds; `None` when it passed or failed.
+    pub reason: Option<String>,
+    /// Whether Ctrl-C or SIGTERM cut it short.
+    pub interrupted: bool,
+    /// Its summary, as written to summary.json.
+    pub summary: Summary,
+}
+
+/// Runs the scenario once with `overrides`; returns its output directory, its outcome and its
+/// summary (an error only when nothing was run or written).
 pub fn run_once(
     args: &RunArgs,
     overrides: &[Override],
     cell: &KindCell,
     out: Option<PathBuf>,
-) -> Result<(PathBuf, Outcome), Failure> {
+) -> Result<Ran, Failure> {
     let scenario = load_scenario_with(&args.file, args.variant.as_deref(), overrides)
         .map_err(|e| Failure::InvalidInput(anyhow!("{e}")))?;
     let kind_options = match args.target {
@@ -397,21 +413,30 @@ pub fn run_once(
         seed: args.seed,
         time_scale: time_scale.factor(),
     }));
-    let verdict = finish(&outcome, &out_dir);
+    let (verdict, reason) = finish(&outcome, &out_dir);
     if let Err(Failure::Infrastructure(_)) = &verdict
         && !out_dir.join("summary.json").is_file()
     {
         return Err(verdict.unwrap_err());
     }
-    Ok((out_dir, verdict))
+    Ok(Ran {
+        dir: out_dir,
+        outcome: verdict,
+        reason,
+        interrupted: outcome.interrupted,
+        summary: outcome.summary,
+    })
 }
 
-/// Writes every output file and maps the outcome to an exit code.
-fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
+/// Writes every output file and maps the outcome to an exit code; with it, for a run that did
+/// not complete or cannot be trusted, why.
+fn finish(outcome: &RunOutcome, out_dir: &Path) -> (Outcome, Option<String>) {
     let written = write_reports(out_dir, &outcome.summary, &outcome.data)
-        .with_context(|| format!("writing results to {}", out_dir.display()))
-        .map_err(Failure::Infrastructure);
-    written?;
+        .with_context(|| format!("writing results to {}", out_dir.display()));
+    if let Err(e) = written {
+        let why = format!("{e:#}");
+        return (Err(Failure::Infrastructure(e)), Some(why));
+    }
     let s = &outcome.summary;
     println!();
     for line in &s.explanation {
@@ -426,8 +451,8 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
         out_dir.join("report.html").display()
     );
     match outcome.exit_status() {
-        ExitStatus::Passed => Ok(()),
-        ExitStatus::ExpectationFailed => Err(Failure::ExpectationFailed),
+        ExitStatus::Passed => (Ok(()), None),
+        ExitStatus::ExpectationFailed => (Err(Failure::ExpectationFailed), None),
         ExitStatus::InvalidInput | ExitStatus::Infrastructure => {
             let audit_violated = s.audit.as_ref().is_some_and(|a| !a.held);
             let why = match &outcome.error {
@@ -438,10 +463,11 @@ fn finish(outcome: &RunOutcome, out_dir: &Path) -> Outcome {
                 }
                 None => "interrupted".to_owned(),
             };
-            Err(Failure::Infrastructure(anyhow!(
+            let failure = Failure::Infrastructure(anyhow!(
                 "{why}; partial results written to {}",
                 out_dir.display()
-            )))
+            ));
+            (Err(failure), Some(why))
         }
     }
 }
