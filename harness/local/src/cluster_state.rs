@@ -15,6 +15,7 @@ use workload_contract::loadbalancer::{Endpoint, EndpointSet};
 use workload_contract::sidecar::SidecarMetrics;
 
 use crate::kube_proxy::{Backend, ZoneProxy};
+use crate::zone_faults::ZoneFaults;
 
 /// Everything the tasks share, behind one lock (changes are rare; no lock is held across I/O).
 pub struct Shared {
@@ -26,6 +27,8 @@ pub struct Shared {
     /// there.
     pub known_addrs: BTreeMap<String, SocketAddr>,
     pub proxies: BTreeMap<String, ZoneProxy>,
+    /// The network between zones, shared with every forwarder.
+    pub zone_faults: ZoneFaults,
     /// The ready endpoints with their addresses, published on every change (the load
     /// balancer's feed).
     pub endpoints: watch::Sender<EndpointSet>,
@@ -46,6 +49,7 @@ impl SharedState {
             pod_addrs: BTreeMap::new(),
             known_addrs: BTreeMap::new(),
             proxies: BTreeMap::new(),
+            zone_faults: ZoneFaults::default(),
             endpoints: watch::Sender::new(EndpointSet::default()),
             exits: BTreeMap::new(),
         })))
@@ -130,6 +134,7 @@ impl Shared {
                     self.pod_addrs.get(pod).map(|addr| Backend {
                         pod: pod.clone(),
                         addr: *addr,
+                        zone: self.model.endpoints().pod(pod).map(|p| p.zone.clone()),
                     })
                 })
                 .collect();

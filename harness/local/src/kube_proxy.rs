@@ -14,12 +14,15 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use crate::LocalError;
+use crate::zone_faults::{Path, ZoneFaults};
 
 /// A pod a proxy can forward to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Backend {
     pub pod: String,
     pub addr: SocketAddr,
+    /// The pod's zone, for the network between zones (`None`: not in a zone, no faults).
+    pub zone: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -39,11 +42,19 @@ pub struct ZoneProxy {
     pub zone: String,
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
+    /// The faults between this zone and the backends' ([`crate::zone_faults`]).
+    faults: ZoneFaults,
 }
 
 impl ZoneProxy {
-    /// Binds 127.0.0.1:0 and forwards until `stop` is cancelled.
-    pub async fn start(zone: &str, seed: u64, stop: CancellationToken) -> Result<Self, LocalError> {
+    /// Binds 127.0.0.1:0 and forwards until `stop` is cancelled, through `faults` to backends
+    /// in other zones.
+    pub async fn start(
+        zone: &str,
+        seed: u64,
+        faults: ZoneFaults,
+        stop: CancellationToken,
+    ) -> Result<Self, LocalError> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| LocalError::Io {
@@ -58,6 +69,7 @@ impl ZoneProxy {
             zone: zone.to_string(),
             addr,
             state: Arc::new(Mutex::new(State::default())),
+            faults,
         };
         let worker = proxy.clone();
         tokio::spawn(async move { worker.accept_loop(listener, seed, stop).await });
@@ -120,8 +132,13 @@ impl ZoneProxy {
             let Some(backend) = chosen else { continue };
             let stop = stop.clone();
             let proxy = self.clone();
+            let path = Path {
+                faults: self.faults.clone(),
+                from: self.zone.clone(),
+                to: backend.zone.clone(),
+            };
             tokio::spawn(async move {
-                splice(client, backend.addr, stop).await;
+                splice(client, backend.addr, &path, stop).await;
                 if let Some(n) = proxy.lock().open.get_mut(&backend.pod) {
                     *n = n.saturating_sub(1);
                 }
@@ -130,17 +147,15 @@ impl ZoneProxy {
     }
 }
 
-/// Copies bytes both ways until either side closes or the run stops.
-async fn splice(mut client: TcpStream, backend: SocketAddr, stop: CancellationToken) {
+/// Copies bytes both ways, through the path's faults, until either side closes or the run
+/// stops.
+async fn splice(client: TcpStream, backend: SocketAddr, path: &Path, stop: CancellationToken) {
     let _ = client.set_nodelay(true);
-    let Ok(mut upstream) = TcpStream::connect(backend).await else {
+    let Some(upstream) = path.connect(backend, &stop).await else {
         return; // the backend is gone: the client sees its connection closed
     };
     let _ = upstream.set_nodelay(true);
-    tokio::select! {
-        () = stop.cancelled() => {}
-        _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {}
-    }
+    path.pump(client, upstream, &stop).await;
 }
 
 #[cfg(test)]
@@ -173,7 +188,9 @@ mod tests {
     #[tokio::test]
     async fn picks_only_usable_backends_and_spreads_connections() {
         let stop = CancellationToken::new();
-        let proxy = ZoneProxy::start("a", 42, stop.clone()).await.unwrap();
+        let proxy = ZoneProxy::start("a", 42, ZoneFaults::default(), stop.clone())
+            .await
+            .unwrap();
         let (p1, p2, p3) = (
             name_server("p1").await,
             name_server("p2").await,
@@ -183,10 +200,12 @@ mod tests {
             Backend {
                 pod: "p1".into(),
                 addr: p1,
+                zone: None,
             },
             Backend {
                 pod: "p2".into(),
                 addr: p2,
+                zone: None,
             },
         ]);
         let mut seen = BTreeMap::<String, u64>::new();
@@ -212,6 +231,7 @@ mod tests {
         proxy.set_backends(vec![Backend {
             pod: "p3".into(),
             addr: p3,
+            zone: None,
         }]);
         assert_eq!(ask(proxy.addr).await, "p3");
         proxy.set_backends(vec![]);

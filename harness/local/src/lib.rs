@@ -19,6 +19,7 @@ pub mod prober;
 pub mod process;
 pub mod sampler;
 pub mod scrape;
+pub mod zone_faults;
 
 pub use driver::LocalTarget;
 pub use error::LocalError;

@@ -33,11 +33,13 @@ pub enum Capability {
     Ingress,
     /// Running the control plane faster than Kubernetes does (a time scale below 1).
     TimeScale,
+    /// Delay, loss and partitions between zones (`zoneNetwork`).
+    ZoneNetwork,
 }
 
 impl Capability {
     /// Every capability there is (a target that can do everything returns these).
-    pub const ALL: [Capability; 17] = [
+    pub const ALL: [Capability; 18] = [
         Capability::Sidecar,
         Capability::Sse,
         Capability::ReadinessOnSaturation,
@@ -55,6 +57,7 @@ impl Capability {
         Capability::LoadBalancer,
         Capability::Ingress,
         Capability::TimeScale,
+        Capability::ZoneNetwork,
     ];
 }
 
@@ -83,6 +86,7 @@ impl fmt::Display for Capability {
                  they run the real `haproxy` program, which must be on PATH (Debian/Ubuntu: \
                  `apt-get install haproxy`, HAProxy 2.4 or later)"
             }
+            Capability::ZoneNetwork => "network faults between zones (the zoneNetwork action)",
             Capability::TimeScale => {
                 "a time scale below 1 (--time-scale / timeScale): its controllers, kubelets and \
                  load balancers keep their own clocks, so run with --time-scale 1"
@@ -149,6 +153,7 @@ pub fn requirements(scenario: &Scenario, time_scale: TimeScale) -> BTreeSet<Capa
             Action::KillPod { .. } | Action::KillPickedPod { .. } => Capability::KillPod,
             Action::Rollout(_) => Capability::Rollout,
             Action::ReloadIngress(_) | Action::RestartIngress(_) => Capability::Ingress,
+            Action::ZoneNetwork(_) => Capability::ZoneNetwork,
         });
     }
     needs

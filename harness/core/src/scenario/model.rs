@@ -7,6 +7,7 @@ mod display;
 mod ingress;
 mod load_balancer;
 mod workload;
+mod zone_network;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub use load_balancer::{HealthCheck, LoadBalancer};
 pub use workload::{
     App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination, exec_runtime,
 };
+pub use zone_network::{Link, ZoneFault, ZoneNetworkChange, ZoneScope, link};
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,6 +318,8 @@ pub enum Action {
     ReloadIngress(IngressReplicas),
     /// Restart the ingress replicas' HAProxy (stop and start).
     RestartIngress(IngressReplicas),
+    /// Degrade, cut or restore the network between zones.
+    ZoneNetwork(ZoneNetworkChange),
 }
 
 /// Something that must hold.

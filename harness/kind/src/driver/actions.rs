@@ -165,5 +165,10 @@ pub(super) async fn act(
                 "{event} without an ingress controller in the run"
             ))),
         },
+        // Not among the kind target's capabilities yet: the engine refuses such a scenario
+        // before anything starts, so this is only reached by a caller that skipped the check.
+        Action::ZoneNetwork(_) => Err(KindError::Unsupported(format!(
+            "{event}: network faults between zones are not implemented on the kind target yet"
+        ))),
     }
 }

@@ -1,6 +1,6 @@
 //! A timeline action on the local target: ingress reloads and restarts go to the replicas;
 //! everything else goes through the control-plane model, whose pod operations the pod manager
-//! carries out.
+//! carries out; a `zoneNetwork` change is then handed to the forwarders' faults.
 
 use harness_core::engine::TargetError;
 use harness_core::measure::EventKind;
@@ -45,6 +45,10 @@ pub(super) async fn act(run: &mut Running, event: &TimelineEvent) -> Result<(), 
             .apply(&event.action)
             .map_err(|e| TargetError::new(format!("applying `{event}`"), e))?;
         s.record(applied.events);
+        if matches!(event.action, Action::ZoneNetwork(_)) {
+            let faults = s.model.zone_faults().clone();
+            s.zone_faults.replace(faults);
+        }
         applied.pod_ops
     };
     run.manager.execute(ops).await

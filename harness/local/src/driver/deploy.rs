@@ -42,9 +42,15 @@ pub(super) async fn deploy(
     let shared = SharedState::new(ClusterModel::new(&scenario, ctx.seed));
     let stop = CancellationToken::new();
     for (i, zone) in scenario.cluster.zones.iter().enumerate() {
-        let proxy = ZoneProxy::start(zone, ctx.seed.wrapping_add(i as u64 + 1), stop.clone())
-            .await
-            .map_err(|e| TargetError::new(format!("starting kube-proxy of zone {zone}"), e))?;
+        let faults = shared.lock().zone_faults.clone();
+        let proxy = ZoneProxy::start(
+            zone,
+            ctx.seed.wrapping_add(i as u64 + 1),
+            faults,
+            stop.clone(),
+        )
+        .await
+        .map_err(|e| TargetError::new(format!("starting kube-proxy of zone {zone}"), e))?;
         shared.lock().proxies.insert(zone.clone(), proxy);
     }
     let targets: Targets = Default::default();

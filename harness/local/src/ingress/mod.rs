@@ -27,6 +27,7 @@ use crate::LocalError;
 use crate::cluster_state::SharedState;
 use crate::kube_proxy::{Backend, ZoneProxy};
 use crate::pod_lifecycle::PodManager;
+use crate::zone_faults::ZoneFaults;
 
 /// How long an explicit reload or restart of one replica may take.
 const ACTION_LIMIT: Duration = Duration::from_secs(20);
@@ -67,7 +68,8 @@ impl IngressFleet {
                 source: e,
             })?;
         let stop = CancellationToken::new();
-        let spreader = ZoneProxy::start("ingress", seed, stop.clone()).await?;
+        let spreader =
+            ZoneProxy::start("ingress", seed, ZoneFaults::default(), stop.clone()).await?;
         let network = Arc::new(Mutex::new(PodNetwork::new(
             scenario.cluster.nodes.iter().map(|n| n.name.as_str()),
         )));
@@ -114,6 +116,7 @@ impl IngressFleet {
             backends.push(Backend {
                 pod: name,
                 addr: listen,
+                zone: None,
             });
             let (tx, rx) = mpsc::channel(4);
             fleet.actions.push(tx);

@@ -46,8 +46,8 @@ use super::placement::{
 };
 use crate::measure::{EventKind, TerminationStage};
 use crate::scenario::model::{
-    Action, App, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
-    TrafficDistribution, WhenUnsatisfiable,
+    Action, App, Link, NodeRole, RolloutStrategy, Routing, Scenario, Termination, TopologyKey,
+    TrafficDistribution, WhenUnsatisfiable, ZoneFault,
 };
 use kube_model::Node;
 use kube_model::reconcile::ServiceTopology;
@@ -135,6 +135,9 @@ pub struct ClusterModel {
     not_ready_toleration: Duration,
     /// Pods of the ReplicaSets that no node could take yet (Pending), in creation order.
     pending: Vec<String>,
+    /// The cluster's zones, and the network faults active between them (`zoneNetwork`).
+    zones: Vec<String>,
+    zone_faults: BTreeMap<Link, ZoneFault>,
 }
 
 /// The routing mode as the Service object would carry it.
@@ -193,6 +196,8 @@ impl ClusterModel {
             rng: SmallRng::seed_from_u64(seed),
             next_index: 0,
             pending: Vec::new(),
+            zones: scenario.cluster.zones.clone(),
+            zone_faults: BTreeMap::new(),
             now: Duration::ZERO,
             created: BTreeMap::new(),
             ready_since: BTreeMap::new(),
@@ -451,6 +456,11 @@ impl ClusterModel {
         Ok(applied)
     }
 
+    /// The network faults active between zones now.
+    pub fn zone_faults(&self) -> &BTreeMap<Link, ZoneFault> {
+        &self.zone_faults
+    }
+
     /// Applies one timeline action.
     pub fn apply(&mut self, action: &Action) -> Result<Applied, Unschedulable> {
         let mut applied = Applied::default();
@@ -509,6 +519,20 @@ impl ClusterModel {
             // The ingress replicas are the target's (their controller is `crate::ingress`);
             // the cluster's objects do not change.
             Action::ReloadIngress(_) | Action::RestartIngress(_) => {}
+            // The network between zones changes no object: endpoints, hints and kube-proxy's
+            // choices stay as they are (kube-proxy does not know), only the packets suffer.
+            Action::ZoneNetwork(change) => {
+                for link in change.links(&self.zones) {
+                    match change.fault {
+                        ZoneFault::Clear => {
+                            self.zone_faults.remove(&link);
+                        }
+                        fault => {
+                            self.zone_faults.insert(link, fault);
+                        }
+                    }
+                }
+            }
         }
         // A node added, back, relabelled or with more CPU may take a Pending pod.
         applied.merge(self.schedule_pending());

@@ -15,6 +15,7 @@ mod pod_names;
 mod rollout_action;
 mod service;
 mod timeline;
+mod zone_network;
 
 use std::time::Duration;
 

@@ -33,7 +33,7 @@ pub(super) enum Entry {
     Unreadable(Json),
 }
 
-const ACTIONS: &str = "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod, rollout, reloadIngress, restartIngress";
+const ACTIONS: &str = "setNodeReady, addNode, removeNode, relabelNode, setAllocatableCpu, scale, killPod, rollout, reloadIngress, restartIngress, zoneNetwork";
 
 /// The cluster as the timeline changes it.
 struct State<'c> {
@@ -52,6 +52,8 @@ struct Context<'c> {
     service: Option<&'c Service>,
     /// `Some(None)`: no `ingress` section; `Some(Some(n))`: `n` replicas; `None`: unknown.
     ingress_replicas: Option<Option<u32>>,
+    /// The network faults active between zones.
+    zone_faults: super::zone_network::ActiveFaults,
 }
 
 /// `service` is `None` when the service section could not be read.
@@ -85,6 +87,7 @@ pub(super) fn build(
         }),
         service,
         ingress_replicas,
+        zone_faults: BTreeMap::new(),
     };
     check_unique(
         problems,
@@ -259,6 +262,7 @@ fn single_action(
         ("rollout", entry.rollout.is_some()),
         ("reloadIngress", entry.reload_ingress.is_some()),
         ("restartIngress", entry.restart_ingress.is_some()),
+        ("zoneNetwork", entry.zone_network.is_some()),
     ]
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))
@@ -323,6 +327,11 @@ fn build_action(
     };
     let state = &mut context.state;
     match key {
+        "zoneNetwork" => {
+            let spec = entry.zone_network.as_ref()?;
+            let zones = state.as_ref().map(|s| s.cluster.zones.as_slice());
+            super::zone_network::build(spec, &path, at, zones, &mut context.zone_faults, problems)
+        }
         "setNodeReady" => {
             let spec = entry.set_node_ready.as_ref()?;
             node_exists(state, problems, &spec.node.0);

@@ -39,7 +39,7 @@ pub use service::{
 pub use timeline::{
     AddNodeSpec, IngressReplicaSpec, KillPodSpec, NodeRefSpec, PodPick, RelabelNodeSpec,
     RolloutActionSpec, RolloutSetSpec, ScaleSpec, SetAllocatableCpuSpec, SetNodeReadySpec,
-    TimelineEntrySpec,
+    TimelineEntrySpec, ZoneNetworkSpec,
 };
 
 /// The only `apiVersion` this harness reads.

@@ -8,7 +8,7 @@ use super::scalars::{CpuText, DurationText, EventName, NodeName, PodRefText, Zon
 
 /// One change during the load. Exactly one of the action keys (`setNodeReady`, `addNode`,
 /// `removeNode`, `relabelNode`, `setAllocatableCpu`, `scale`, `killPod`, `rollout`,
-/// `reloadIngress`, `restartIngress`) must be set.
+/// `reloadIngress`, `restartIngress`, `zoneNetwork`) must be set.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TimelineEntrySpec {
@@ -54,6 +54,41 @@ pub struct TimelineEntrySpec {
     /// top-level `ingress`.
     #[serde(default)]
     pub restart_ingress: Option<IngressReplicaSpec>,
+    /// Degrade or cut the network between two zones (or one zone and all others), or end
+    /// that: added delay with jitter and loss, a partition, or `clear`. Symmetric: traffic in
+    /// both directions between the zones is affected.
+    #[serde(default)]
+    pub zone_network: Option<ZoneNetworkSpec>,
+}
+
+/// `zoneNetwork`: between `from` and `to`, exactly one of a degradation (`delay`, with
+/// optional `jitter` and `loss`; or `loss` alone), `partition: true`, or `clear: true`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ZoneNetworkSpec {
+    /// One end: a cluster zone.
+    pub from: ZoneName,
+    /// The other end: another cluster zone, or `all` (every zone but `from`).
+    pub to: ZoneName,
+    /// Added to every packet between the zones, each way (a request's round trip gains twice
+    /// this), as `tc netem delay` on both ends does.
+    #[serde(default)]
+    pub delay: Option<DurationText>,
+    /// Each packet's delay varies uniformly by up to this much either side of `delay`; at most
+    /// `delay`.
+    #[serde(default)]
+    pub jitter: Option<DurationText>,
+    /// The share of packets lost each way, in [0, 1): TCP retransmits them, so a loss costs
+    /// the affected segment a retransmission timeout (200 ms, Linux's minimum).
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// `true`: nothing passes between the zones. New connections time out (their SYNs are
+    /// dropped); established ones stall until the caller's timeout. Not a refusal.
+    #[serde(default)]
+    pub partition: Option<bool>,
+    /// `true`: end the faults active between these zones.
+    #[serde(default)]
+    pub clear: Option<bool>,
 }
 
 /// `reloadIngress` / `restartIngress`: every replica, or one.

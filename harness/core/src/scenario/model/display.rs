@@ -56,6 +56,7 @@ impl fmt::Display for Action {
             Action::Rollout(change) => write!(f, "{change}"),
             Action::ReloadIngress(which) => write!(f, "reload {which}"),
             Action::RestartIngress(which) => write!(f, "restart {which}"),
+            Action::ZoneNetwork(change) => write!(f, "{change}"),
         }
     }
 }
