@@ -32,6 +32,7 @@ fn second(
         by_backend: pods.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
         latency_ms_p99: Some(p99),
         histogram: None,
+        ..TimelineRow::default()
     }
 }
 

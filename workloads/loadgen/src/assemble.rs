@@ -47,7 +47,22 @@ pub(crate) fn rate(outcomes: u64, duration_s: f64) -> f64 {
     }
 }
 
-pub(crate) fn assemble(acc: Acc, sse: SseReport, meta: RunMeta, config: ReportConfig) -> Report {
+/// The non-zero entries of a per-backend vector, by backend name.
+fn named<T: Copy>(values: &[T], names: &[&str], keep: impl Fn(&T) -> bool) -> BTreeMap<String, T> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| keep(v))
+        .map(|(b, v)| (names[b].to_string(), *v))
+        .collect()
+}
+
+pub(crate) fn assemble(
+    acc: Acc,
+    mut sse: SseReport,
+    meta: RunMeta,
+    config: ReportConfig,
+) -> Report {
     let duration_s = meta.duration.as_secs_f64();
     let responses = acc.totals.responses.total();
     let errors: u64 = acc.totals.errors.iter().sum();
@@ -64,15 +79,11 @@ pub(crate) fn assemble(acc: Acc, sse: SseReport, meta: RunMeta, config: ReportCo
                 responses: status_map(&sec.counts.responses),
                 transport_errors: error_map(&sec.counts.errors),
                 dropped: sec.counts.dropped,
-                by_backend: sec
-                    .by_backend
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| **n > 0)
-                    .map(|(b, n)| (names[b].to_string(), *n))
-                    .collect(),
+                by_backend: named(&sec.by_backend, &names, |n| *n > 0),
                 latency_ms_p99: row_p99(&sec.latency),
                 histogram: (!sec.latency.is_empty()).then(|| encode_histogram(&sec.latency)),
+                non_2xx_by_backend: named(&sec.non_2xx_by_backend, &names, |n| *n > 0),
+                bytes_by_backend: named(&sec.bytes_by_backend, &names, |b| !b.is_zero()),
             },
             None => TimelineRow {
                 t: t as u64,
@@ -81,9 +92,15 @@ pub(crate) fn assemble(acc: Acc, sse: SseReport, meta: RunMeta, config: ReportCo
             },
         })
         .collect();
+    for b in acc.backends.iter().filter(|b| !b.stream_bytes.is_zero()) {
+        let e = sse.by_backend.entry(b.name.clone()).or_default();
+        e.bytes_sent += b.stream_bytes.sent;
+        e.bytes_received += b.stream_bytes.received;
+    }
     let by_backend = acc
         .backends
         .iter()
+        .filter(|b| b.had_requests())
         .map(|b| {
             let report = BackendReport {
                 requests: b.responses.total(),
@@ -94,6 +111,8 @@ pub(crate) fn assemble(acc: Acc, sse: SseReport, meta: RunMeta, config: ReportCo
                     .collect(),
                 latency_ms: BackendLatency::from_histogram(&b.latency),
                 histogram: encode_histogram(&b.latency),
+                bytes_sent: b.bytes.sent,
+                bytes_received: b.bytes.received,
             };
             (b.name.clone(), report)
         })
@@ -117,5 +136,6 @@ pub(crate) fn assemble(acc: Acc, sse: SseReport, meta: RunMeta, config: ReportCo
         by_backend,
         timeline,
         sse,
+        unattributed_bytes: acc.unattributed_bytes,
     }
 }

@@ -5,6 +5,7 @@
 //! report keeps apart ([`crate::error_kind`]).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,6 +18,7 @@ use tokio::time::Instant;
 use workload_common::identity::POD_HEADER;
 
 use crate::config::{ConnectionModel, Target};
+use crate::counting::{Counted, WireCounter};
 use crate::error_kind::{ErrorKind, classify_hyper, classify_io};
 pub(crate) use crate::keepalive::Exchange;
 use crate::keepalive::KeepAliveConn;
@@ -30,15 +32,20 @@ struct Reply {
     pod: Option<HeaderValue>,
 }
 
-/// Opens a TCP connection and performs the (local) HTTP/1 handshake.
+/// A hyper connection over a TCP stream whose bytes are counted.
+pub(crate) type CountedConnection = Connection<TokioIo<Counted<TcpStream>>, Body>;
+
+/// Opens a TCP connection and performs the (local) HTTP/1 handshake; its bytes are counted
+/// into `counter`.
 pub(crate) async fn connect(
     addr: SocketAddr,
-) -> Result<(SendRequest<Body>, Connection<TokioIo<TcpStream>, Body>), ErrorKind> {
+    counter: Arc<WireCounter>,
+) -> Result<(SendRequest<Body>, CountedConnection), ErrorKind> {
     let stream = TcpStream::connect(addr)
         .await
         .map_err(|e| classify_io(&e))?;
     let _ = stream.set_nodelay(true);
-    http1::handshake(TokioIo::new(stream))
+    http1::handshake(TokioIo::new(Counted::new(stream, counter)))
         .await
         .map_err(|e| classify_hyper(&e))
 }
@@ -67,6 +74,8 @@ pub(crate) enum Slot {
     PerRequest {
         /// The `x-pod` of the last response, kept for [`Exchange::Response`] to borrow.
         pod: Option<HeaderValue>,
+        /// The bytes of the current request's connection (one counter for the worker's life).
+        wire: Arc<WireCounter>,
     },
 }
 
@@ -76,7 +85,10 @@ impl Slot {
             ConnectionModel::KeepAlive => {
                 Self::KeepAlive(Box::new(KeepAliveConn::new(target.wire.clone())))
             }
-            ConnectionModel::PerRequest => Self::PerRequest { pod: None },
+            ConnectionModel::PerRequest => Self::PerRequest {
+                pod: None,
+                wire: Arc::default(),
+            },
         }
     }
 
@@ -99,9 +111,11 @@ impl Slot {
         let deadline = start + timeout;
         match self {
             Self::KeepAlive(conn) => conn.execute(addr, deadline).await,
-            Self::PerRequest { pod } => {
+            Self::PerRequest { pod, wire } => {
+                // Whatever a connection given up on counted after it was taken.
+                wire.take();
                 let attempt = async {
-                    let (sender, conn) = connect(addr).await?;
+                    let (sender, conn) = connect(addr, wire.clone()).await?;
                     let request = async move {
                         let mut sender = sender;
                         exchange(&mut sender, target).await
@@ -116,6 +130,7 @@ impl Slot {
                         return Exchange::Response {
                             status: reply.status,
                             pod: pod.as_ref().and_then(|v| v.to_str().ok()),
+                            bytes: wire.take(),
                         };
                     }
                     Ok(Err(kind)) => kind,
@@ -124,6 +139,7 @@ impl Slot {
                 Exchange::Failure {
                     kind,
                     conn_pod: None,
+                    bytes: wire.take(),
                 }
             }
         }

@@ -11,7 +11,9 @@
 //!   connection after it; bytes nobody asked for after a response end it as well;
 //! - the timeout covers connect, write and the whole response. Its timer is *lazy*: one `Sleep`
 //!   per connection, re-armed only when it fires before the current request's deadline, so a
-//!   request costs no timer registration.
+//!   request costs no timer registration;
+//! - bytes are counted as they cross the socket: the request once written whole, each read's
+//!   length as it is read (two integer additions per request in the common case).
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -23,6 +25,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, sleep_until};
 
 use crate::error_kind::{ErrorKind, classify_io};
+use crate::report::ByteCounts;
 use crate::wire::{PodName, ReadBuf, ResponseReader};
 
 /// One worker's keep-alive connection.
@@ -43,10 +46,14 @@ pub(crate) enum Exchange<'a> {
     Response {
         status: u16,
         pod: Option<&'a str>,
+        /// The request's bytes and the response's (head and body).
+        bytes: ByteCounts,
     },
     Failure {
         kind: ErrorKind,
         conn_pod: Option<&'a str>,
+        /// What was written and read before it failed.
+        bytes: ByteCounts,
     },
 }
 
@@ -58,7 +65,9 @@ async fn connect(addr: SocketAddr) -> Result<TcpStream, ErrorKind> {
     Ok(stream)
 }
 
-/// Writes the request and reads one whole response.
+/// Writes the request and reads one whole response, counting the bytes into `wire` (the
+/// request once written whole; every byte read for the response, which starts on an empty
+/// buffer: a connection with bytes left over after a response is closed).
 async fn exchange(
     stream: &mut Option<TcpStream>,
     buf: &mut ReadBuf,
@@ -66,6 +75,7 @@ async fn exchange(
     pod: &mut PodName,
     request: &[u8],
     addr: SocketAddr,
+    wire: &mut ByteCounts,
 ) -> Result<(u16, bool), ErrorKind> {
     if stream.is_none() {
         *stream = Some(connect(addr).await?);
@@ -75,6 +85,7 @@ async fn exchange(
         return Err(ErrorKind::Other);
     };
     s.write_all(request).await.map_err(|e| classify_io(&e))?;
+    wire.sent += request.len() as u64;
     reader.start();
     loop {
         if let Some(done) = reader.advance(buf, pod)? {
@@ -85,6 +96,7 @@ async fn exchange(
             let done = reader.eof()?;
             return Ok((done.status, true));
         }
+        wire.received += n as u64;
         buf.filled(n);
     }
 }
@@ -140,8 +152,9 @@ impl KeepAliveConn {
             timer,
             ..
         } = self;
+        let mut wire = ByteCounts::ZERO;
         let result = {
-            let work = exchange(stream, buf, reader, resp_pod, request, addr);
+            let work = exchange(stream, buf, reader, resp_pod, request, addr, &mut wire);
             tokio::pin!(work);
             loop {
                 tokio::select! {
@@ -165,6 +178,7 @@ impl KeepAliveConn {
                 Exchange::Response {
                     status,
                     pod: self.conn_pod.get(),
+                    bytes: wire,
                 }
             }
             Err(kind) => {
@@ -173,6 +187,7 @@ impl KeepAliveConn {
                 Exchange::Failure {
                     kind,
                     conn_pod: self.conn_pod.get(),
+                    bytes: wire,
                 }
             }
         }

@@ -35,6 +35,7 @@ mod assemble;
 pub mod cli;
 mod client;
 pub mod config;
+mod counting;
 mod error;
 mod error_kind;
 mod keepalive;

@@ -50,6 +50,8 @@ fn merge_sse(into: &mut SseReport, from: &SseReport) {
         e.opened += b.opened;
         e.failed += b.failed;
         e.events += b.events;
+        e.bytes_sent += b.bytes_sent;
+        e.bytes_received += b.bytes_received;
     }
 }
 
@@ -94,6 +96,8 @@ fn merge_with(reports: &[Report], bad: &mut dyn FnMut(String)) -> Report {
         for (pod, b) in &r.by_backend {
             let e = out.by_backend.entry(pod.clone()).or_default();
             e.requests += b.requests;
+            e.bytes_sent += b.bytes_sent;
+            e.bytes_received += b.bytes_received;
             add_map(&mut e.responses, &b.responses);
             add_map(&mut e.transport_errors, &b.transport_errors);
             add_histogram(
@@ -121,11 +125,16 @@ fn merge_with(reports: &[Report], bad: &mut dyn FnMut(String)) -> Report {
             add_map(&mut acc.responses, &row.responses);
             add_map(&mut acc.transport_errors, &row.transport_errors);
             add_map(&mut acc.by_backend, &row.by_backend);
+            add_map(&mut acc.non_2xx_by_backend, &row.non_2xx_by_backend);
+            for (pod, bytes) in &row.bytes_by_backend {
+                *acc.bytes_by_backend.entry(pod.clone()).or_default() += *bytes;
+            }
             if let Some(h) = &row.histogram {
                 add_histogram(hist, h, bad);
             }
         }
         merge_sse(&mut out.sse, &r.sse);
+        out.unattributed_bytes += r.unattributed_bytes;
     }
 
     let latency = latency.unwrap_or_else(run_histogram);
@@ -193,6 +202,7 @@ mod tests {
     use crate::error_kind::ErrorKind;
     use crate::metrics::Metrics;
     use crate::recorder::{Outcome, Recorder};
+    use crate::report::ByteCounts;
 
     /// (offset ms from its generator's start, status or 0 for a reset, pod, latency µs)
     type Sample = (u64, u16, &'static str, u64);
@@ -220,17 +230,40 @@ mod tests {
                 Outcome::Transport {
                     kind: ErrorKind::Reset,
                     conn_pod: Some(pod),
+                    bytes: ByteCounts {
+                        sent: 50,
+                        received: 7,
+                    },
                 }
             } else {
                 Outcome::Response {
                     status,
                     pod: Some(pod),
                     latency: Duration::from_micros(us),
+                    bytes: ByteCounts {
+                        sent: 50 + at,
+                        received: 100 + us % 1_000,
+                    },
                 }
             };
             rec.record(intended, Duration::from_micros(us / 10), outcome);
         }
         rec.dropped(start + Duration::from_millis(shift_ms + 1_700));
+        // An SSE stream served by `shared`, and one that failed before its head.
+        let streamed = ByteCounts {
+            sent: 90,
+            received: 1_000,
+        };
+        let at = start + Duration::from_millis(shift_ms + 500);
+        rec.stream_bytes(Some("shared"), streamed, at);
+        rec.stream_bytes(
+            None,
+            ByteCounts {
+                sent: 90,
+                received: 0,
+            },
+            at,
+        );
     }
 
     fn report(rec: &Recorder, started_at_unix_ms: u64, secs: u64) -> Report {
@@ -277,6 +310,43 @@ mod tests {
         assert_eq!(merged.transport_errors["reset"], 2);
         assert_eq!(merged.duration_s, 4.0);
         assert_eq!(merged.timeline.len(), 4);
+        // Bytes add up: 11 attempts of 50 B (+ offsets), two streams of 90 B, and what no pod
+        // answered (two resets, two streams that never opened).
+        assert_eq!(
+            merged.unattributed_bytes,
+            ByteCounts {
+                sent: 2 * 50 + 2 * 90,
+                received: 2 * 7
+            }
+        );
+        assert_eq!(
+            merged.sse.by_backend["shared"].bytes(),
+            ByteCounts {
+                sent: 180,
+                received: 2_000
+            }
+        );
+        assert_eq!(
+            merged.by_backend["b-1"].bytes(),
+            ByteCounts {
+                sent: 3 * 50 + 5 + 1_100 + 2_999,
+                received: 3 * 100 + 345
+            }
+        );
+        assert_eq!(
+            merged.timeline[1].bytes_by_backend["shared"],
+            ByteCounts {
+                sent: 50 + 700 + 90,
+                received: 100 + 640 + 1_000
+            },
+            "B's answer at 0.7 s and its stream at 0.5 s of its clock land in merged second 1 \
+             (B started 1 s later)"
+        );
+        assert_eq!(merged.timeline[0].non_2xx_by_backend["a-2"], 1);
+        assert_eq!(
+            merged.timeline[2].non_2xx_by_backend["b-1"], 1,
+            "B's 503 at 1.1 s of its clock"
+        );
         assert_eq!(
             merged.timeline[1].attempted,
             2 + 1,

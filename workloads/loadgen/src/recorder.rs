@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::error_kind::ErrorKind;
 use crate::metrics::Metrics;
+use crate::report::ByteCounts;
 
 /// Largest latency recorded, in µs (1 h); longer ones are recorded as 1 h.
 pub(crate) const MAX_LATENCY_US: u64 = 3_600_000_000;
@@ -36,11 +37,15 @@ pub(crate) enum Outcome<'a> {
         status: u16,
         pod: Option<&'a str>,
         latency: Duration,
+        /// The request's bytes and its answer's.
+        bytes: ByteCounts,
     },
     Transport {
         kind: ErrorKind,
         /// The pod that last answered on the connection the request failed on (keep-alive).
         conn_pod: Option<&'a str>,
+        /// What was written and read before it failed: nobody's (unattributed).
+        bytes: ByteCounts,
     },
 }
 
@@ -74,13 +79,37 @@ pub(crate) struct BackendAcc {
     pub responses: StatusCounts,
     pub errors: [u64; 4],
     pub latency: Histogram<u64>,
+    /// Bytes of the requests this backend answered and of its answers.
+    pub bytes: ByteCounts,
+    /// Bytes of the SSE streams it served.
+    pub stream_bytes: ByteCounts,
+}
+
+impl BackendAcc {
+    /// Whether it answered or failed a request (a backend known only from SSE streams is
+    /// not one of the report's `by_backend`).
+    pub fn had_requests(&self) -> bool {
+        !self.responses.0.is_empty() || self.errors.iter().any(|&n| n > 0)
+    }
 }
 
 pub(crate) struct SecondAcc {
     pub counts: Counts,
     /// Responses per backend, indexed like [`Acc::backends`].
     pub by_backend: Vec<u64>,
+    /// Non-2xx responses per backend, indexed like [`Acc::backends`].
+    pub non_2xx_by_backend: Vec<u64>,
+    /// Bytes per backend (requests and SSE streams), indexed like [`Acc::backends`].
+    pub bytes_by_backend: Vec<ByteCounts>,
     pub latency: Histogram<u32>,
+}
+
+/// Adds `n` at `i`, growing `v` as needed.
+fn add_at<T: Copy + Default + std::ops::AddAssign>(v: &mut Vec<T>, i: usize, n: T) {
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    v[i] += n;
 }
 
 /// Everything counted in a run.
@@ -91,6 +120,8 @@ pub(crate) struct Acc {
     pub send_delay: Histogram<u64>,
     pub backends: Vec<BackendAcc>,
     pub seconds: Vec<SecondAcc>,
+    /// Bytes of requests and streams no pod answered.
+    pub unattributed_bytes: ByteCounts,
     pods: HashMap<String, usize>,
     /// The backend of the last response: most responses come from the same few pods, so this
     /// spares hashing the name.
@@ -120,6 +151,7 @@ impl Acc {
             send_delay: run_histogram(),
             backends: Vec::new(),
             seconds: Vec::new(),
+            unattributed_bytes: ByteCounts::ZERO,
             pods: HashMap::new(),
             last_backend: 0,
             code_counters: Vec::new(),
@@ -131,6 +163,8 @@ impl Acc {
             self.seconds.push(SecondAcc {
                 counts: Counts::default(),
                 by_backend: Vec::new(),
+                non_2xx_by_backend: Vec::new(),
+                bytes_by_backend: Vec::new(),
                 latency: second_histogram(),
             });
         }
@@ -163,6 +197,8 @@ impl Acc {
             responses: StatusCounts::default(),
             errors: [0; 4],
             latency: run_histogram(),
+            bytes: ByteCounts::ZERO,
+            stream_bytes: ByteCounts::ZERO,
         });
         self.pods.insert(name.to_string(), i);
         i
@@ -226,6 +262,7 @@ impl Recorder {
                 status,
                 pod,
                 latency,
+                bytes,
             } => {
                 let us = micros(latency);
                 acc.totals.responses.add(status);
@@ -234,6 +271,7 @@ impl Recorder {
                 let backend = &mut acc.backends[b];
                 backend.responses.add(status);
                 backend.latency.saturating_record(us);
+                backend.bytes += bytes;
                 let second = acc.second(sec);
                 second.counts.attempted += 1;
                 second.counts.responses.add(status);
@@ -241,14 +279,20 @@ impl Recorder {
                 if second.latency.record(us).is_err() {
                     second.latency.saturating_record(us);
                 }
-                if second.by_backend.len() <= b {
-                    second.by_backend.resize(b + 1, 0);
+                add_at(&mut second.by_backend, b, 1);
+                if !(200..300).contains(&status) {
+                    add_at(&mut second.non_2xx_by_backend, b, 1);
                 }
-                second.by_backend[b] += 1;
+                add_at(&mut second.bytes_by_backend, b, bytes);
                 acc.code_counter(&self.metrics, status).inc();
             }
-            Outcome::Transport { kind, conn_pod } => {
+            Outcome::Transport {
+                kind,
+                conn_pod,
+                bytes,
+            } => {
                 acc.totals.errors[kind.index()] += 1;
+                acc.unattributed_bytes += bytes;
                 if let Some(pod) = conn_pod {
                     let b = acc.backend(pod);
                     acc.backends[b].errors[kind.index()] += 1;
@@ -270,6 +314,25 @@ impl Recorder {
         self.metrics.dropped.inc();
     }
 
+    /// Counts bytes of an SSE stream that crossed the wire at `at`: the pod's that serves
+    /// it, or nobody's (`None`: the stream failed before a response head named one).
+    pub(crate) fn stream_bytes(&self, pod: Option<&str>, bytes: ByteCounts, at: Instant) {
+        if bytes.is_zero() {
+            return;
+        }
+        let sec = self.second_of(at);
+        let mut acc = self.lock();
+        let acc = &mut *acc;
+        match pod {
+            Some(pod) => {
+                let b = acc.backend(pod);
+                acc.backends[b].stream_bytes += bytes;
+                add_at(&mut acc.second(sec).bytes_by_backend, b, bytes);
+            }
+            None => acc.unattributed_bytes += bytes,
+        }
+    }
+
     /// Takes the counts out (the run is over).
     pub(crate) fn finish(&self) -> Acc {
         std::mem::replace(&mut *self.lock(), Acc::new())
@@ -288,6 +351,10 @@ mod tests {
             status: 200,
             pod: Some("a"),
             latency: Duration::from_millis(3),
+            bytes: ByteCounts {
+                sent: 40,
+                received: 100,
+            },
         };
         rec.record(start, Duration::ZERO, ok);
         rec.record(start + Duration::from_millis(2500), Duration::ZERO, ok);
@@ -298,6 +365,10 @@ mod tests {
                 status: 503,
                 pod: None,
                 latency: Duration::from_millis(40),
+                bytes: ByteCounts {
+                    sent: 40,
+                    received: 60,
+                },
             },
         );
         rec.record(
@@ -306,9 +377,21 @@ mod tests {
             Outcome::Transport {
                 kind: ErrorKind::Reset,
                 conn_pod: Some("a"),
+                bytes: ByteCounts {
+                    sent: 40,
+                    received: 3,
+                },
             },
         );
         rec.dropped(start + Duration::from_millis(1200));
+        rec.stream_bytes(
+            Some("s"),
+            ByteCounts {
+                sent: 70,
+                received: 500,
+            },
+            start + Duration::from_millis(1900),
+        );
         let acc = rec.finish();
         assert_eq!(acc.totals.attempted, 4);
         assert_eq!(acc.totals.responses.0, vec![(200, 2), (503, 1)]);
@@ -320,7 +403,7 @@ mod tests {
             acc.send_delay.max(),
             acc.send_delay.highest_equivalent(2_000)
         );
-        assert_eq!(acc.backends.len(), 2);
+        assert_eq!(acc.backends.len(), 3);
         assert_eq!(acc.backends[0].name, "a");
         assert_eq!(acc.backends[0].errors, [0, 1, 0, 0]);
         assert_eq!(acc.backends[1].name, UNKNOWN_POD);
@@ -328,6 +411,24 @@ mod tests {
         assert_eq!(acc.seconds[0].counts.attempted, 2);
         assert_eq!(acc.seconds[1].counts.dropped, 1);
         assert_eq!(acc.seconds[2].by_backend, vec![1, 1]);
+        assert_eq!(acc.seconds[2].non_2xx_by_backend, vec![0, 1]);
+        // Bytes: each answer's to its pod, the reset's to nobody, the stream's to its pod in
+        // the second it crossed (a backend of its own, known only from the stream).
+        let b = |sent, received| ByteCounts { sent, received };
+        assert_eq!(acc.backends[0].bytes, b(80, 200));
+        assert_eq!(acc.backends[1].bytes, b(40, 60));
+        assert_eq!(acc.unattributed_bytes, b(40, 3));
+        assert_eq!(
+            (acc.backends[2].name.as_str(), acc.backends[2].stream_bytes),
+            ("s", b(70, 500))
+        );
+        assert!(!acc.backends[2].had_requests());
+        assert_eq!(acc.seconds[0].bytes_by_backend, vec![b(40, 100)]);
+        assert_eq!(
+            acc.seconds[1].bytes_by_backend,
+            vec![b(0, 0), b(0, 0), b(70, 500)]
+        );
+        assert_eq!(acc.seconds[2].bytes_by_backend, vec![b(40, 100), b(40, 60)]);
         assert_eq!(acc.seconds[2].latency.len(), 2);
         // 2 significant digits: 40 ms within 1%.
         let max = acc.seconds[2].latency.max();

@@ -25,8 +25,8 @@ pub trait ReportExt {
     /// A report with nothing in it (what merging no reports gives).
     fn empty() -> Self;
     /// Checks the counting invariants: `attempted = responses + transport errors`, the
-    /// timeline and the backends sum to the totals, and the histogram holds one sample per
-    /// response.
+    /// timeline and the backends sum to the totals (responses, non-2xx responses and bytes
+    /// per pod), and the histogram holds one sample per response.
     fn check_invariants(&self) -> Result<(), String>;
 }
 
@@ -134,6 +134,7 @@ impl ReportExt for Report {
             by_backend: BTreeMap::new(),
             timeline: Vec::new(),
             sse: SseReport::default(),
+            unattributed_bytes: ByteCounts::ZERO,
         }
     }
 
@@ -196,6 +197,7 @@ impl ReportExt for Report {
         {
             return Err(format!("by_backend {pod}: requests != its responses"));
         }
+        check_backend_rows(self)?;
         let samples = decode_histogram(&self.histogram)?.len();
         if samples != responses {
             return Err(format!(
@@ -204,4 +206,53 @@ impl ReportExt for Report {
         }
         Ok(())
     }
+}
+
+/// The per-pod columns of the timeline against the per-pod totals: each pod's bytes over the
+/// rows are its answers' and its streams' bytes, and its non-2xx responses over the rows are
+/// those of its totals (when the rows count them: reports written before did not).
+fn check_backend_rows(report: &Report) -> Result<(), String> {
+    let mut row_bytes: BTreeMap<&str, ByteCounts> = BTreeMap::new();
+    let mut row_non_2xx: BTreeMap<&str, u64> = BTreeMap::new();
+    for row in &report.timeline {
+        for (pod, b) in &row.bytes_by_backend {
+            *row_bytes.entry(pod).or_default() += *b;
+        }
+        for (pod, n) in &row.non_2xx_by_backend {
+            *row_non_2xx.entry(pod).or_default() += n;
+        }
+    }
+    let pods: std::collections::BTreeSet<&str> = row_bytes
+        .keys()
+        .copied()
+        .chain(report.by_backend.keys().map(String::as_str))
+        .chain(report.sse.by_backend.keys().map(String::as_str))
+        .collect();
+    for pod in pods {
+        let rows = row_bytes.get(pod).copied().unwrap_or_default();
+        let totals = report.bytes_of(pod);
+        if rows != totals {
+            return Err(format!(
+                "{pod}: bytes over the timeline {rows:?} != its answers' and streams' {totals:?}"
+            ));
+        }
+    }
+    if row_non_2xx.is_empty() {
+        return Ok(());
+    }
+    for (pod, b) in &report.by_backend {
+        let totals: u64 = b
+            .responses
+            .iter()
+            .filter(|(code, _)| !code.starts_with('2'))
+            .map(|(_, n)| n)
+            .sum();
+        let rows = row_non_2xx.get(pod.as_str()).copied().unwrap_or(0);
+        if rows != totals {
+            return Err(format!(
+                "{pod}: non-2xx responses over the timeline {rows} != its totals {totals}"
+            ));
+        }
+    }
+    Ok(())
 }

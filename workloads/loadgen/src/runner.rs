@@ -143,6 +143,7 @@ pub async fn run_with_metrics(
                 timeout: config.timeout,
                 stop: stop_token.clone(),
                 stats: sse_stats.clone(),
+                rec: rec.clone(),
                 seed: config.seed,
             };
             tasks.spawn(slot.run());

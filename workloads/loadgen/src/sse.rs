@@ -2,7 +2,9 @@
 //! TCP connection (`GET` with `accept: text/event-stream`) for the whole run, reconnecting with
 //! exponential backoff (100 ms doubling to 5 s, jittered, reset after a stream that delivered
 //! events). Events are counted per pod (the stream response's `x-pod`), as are streams that
-//! failed to open or ended before the run did. Long-lived streams are what held the sidecar's
+//! failed to open or ended before the run did, and the stream's bytes: to the pod once its
+//! response head names it (per second as they cross, in the run's [`Recorder`]), to nobody's
+//! before that. Long-lived streams are what held the sidecar's
 //! concurrency budget in incident 1.
 
 use std::net::SocketAddr;
@@ -18,9 +20,10 @@ use workload_common::identity::POD_HEADER;
 
 use crate::client::connect;
 use crate::config::Target;
+use crate::counting::WireCounter;
 use crate::error_kind::classify_hyper;
 use crate::metrics::Metrics;
-use crate::recorder::UNKNOWN_POD;
+use crate::recorder::{Recorder, UNKNOWN_POD};
 use crate::report::{SseBackend, SseReport};
 
 const INITIAL_BACKOFF: Duration = Duration::from_millis(100);
@@ -156,6 +159,8 @@ pub(crate) struct StreamSlot {
     pub timeout: Duration,
     pub stop: CancellationToken,
     pub stats: Arc<SseStats>,
+    /// Where the stream's bytes are counted.
+    pub rec: Arc<Recorder>,
     pub seed: u64,
 }
 
@@ -194,13 +199,23 @@ impl StreamSlot {
     }
 
     async fn one_stream(&self) -> StreamEnd {
+        let wire = Arc::new(WireCounter::default());
+        let (end, pod) = self.one_stream_counted(&wire).await;
+        // What crossed after the last count: the pod's if the head named one.
+        self.rec
+            .stream_bytes(pod.as_deref(), wire.take(), Instant::now());
+        end
+    }
+
+    /// The stream's end and the pod its response head named, if it got that far.
+    async fn one_stream_counted(&self, wire: &Arc<WireCounter>) -> (StreamEnd, Option<String>) {
         let failed = |reason: &str, pod: Option<String>, events| StreamEnd::Failed {
             reason: reason.to_string(),
             pod,
             events,
         };
         let opening = async {
-            let (mut sender, conn) = connect(self.addr).await?;
+            let (mut sender, conn) = connect(self.addr, wire.clone()).await?;
             tokio::spawn(async move {
                 if let Err(e) = conn.await {
                     tracing::debug!("stream connection ended: {e}");
@@ -215,11 +230,11 @@ impl StreamSlot {
         let deadline = Instant::now() + self.timeout;
         let opened = tokio::select! {
             r = tokio::time::timeout_at(deadline, opening) => r,
-            () = self.stop.cancelled() => return StreamEnd::Stopped,
+            () = self.stop.cancelled() => return (StreamEnd::Stopped, None),
         };
         let (_sender, response) = match opened {
-            Err(_) => return failed("timeout", None, 0),
-            Ok(Err(kind)) => return failed(kind.as_str(), None, 0),
+            Err(_) => return (failed("timeout", None, 0), None),
+            Ok(Err(kind)) => return (failed(kind.as_str(), None, 0), None),
             Ok(Ok(pair)) => pair,
         };
         let pod = response
@@ -228,9 +243,11 @@ impl StreamSlot {
             .and_then(|v| v.to_str().ok())
             .unwrap_or(UNKNOWN_POD)
             .to_string();
+        self.rec
+            .stream_bytes(Some(&pod), wire.take(), Instant::now());
         if !response.status().is_success() {
             let reason = format!("status_{}", response.status().as_u16());
-            return failed(&reason, Some(pod), 0);
+            return (failed(&reason, Some(pod.clone()), 0), Some(pod));
         }
         self.stats.opened(&pod);
         let mut body = response.into_body();
@@ -251,12 +268,13 @@ impl StreamSlot {
                             events += n;
                             self.stats.events(&pod, n);
                         }
+                        self.rec.stream_bytes(Some(&pod), wire.take(), Instant::now());
                     }
                 },
             }
         };
         self.stats.metrics.sse_streams_open.dec();
-        end
+        (end, Some(pod))
     }
 }
 

@@ -88,18 +88,29 @@ pub fn render(report: &Report) -> String {
         counts(&report.transport_errors)
     );
     let _ = writeln!(w, "Requests/sec: {:.2}", report.achieved_rps);
+    let bytes = report.total_bytes();
+    let _ = writeln!(
+        w,
+        "Bytes: sent {}, received {} ({} sent, {} received with no answer)",
+        bytes.sent,
+        bytes.received,
+        report.unattributed_bytes.sent,
+        report.unattributed_bytes.received
+    );
     if !report.by_backend.is_empty() {
         let _ = writeln!(w, "By backend:");
         let total = report.total_responses().max(1) as f64;
         for (pod, b) in &report.by_backend {
             let _ = writeln!(
                 w,
-                "  {pod:<24} {:>9} ({:5.1}%)  p50 {}  p99 {}  [{}]",
+                "  {pod:<24} {:>9} ({:5.1}%)  p50 {}  p99 {}  [{}]  bytes {}/{}",
                 b.requests,
                 100.0 * b.requests as f64 / total,
                 fmt_ms(b.latency_ms.p50),
                 fmt_ms(b.latency_ms.p99),
-                counts(&b.responses)
+                counts(&b.responses),
+                b.bytes_sent,
+                b.bytes_received
             );
         }
     }
@@ -118,8 +129,8 @@ pub fn render(report: &Report) -> String {
         for (pod, b) in &s.by_backend {
             let _ = writeln!(
                 w,
-                "  {pod:<24} opened {}  failed {}  events {}",
-                b.opened, b.failed, b.events
+                "  {pod:<24} opened {}  failed {}  events {}  bytes {}/{}",
+                b.opened, b.failed, b.events, b.bytes_sent, b.bytes_received
             );
         }
     }
@@ -144,7 +155,12 @@ mod tests {
         r.attempted = 3;
         r.responses.insert("200".into(), 2);
         r.transport_errors.insert("reset".into(), 1);
+        r.unattributed_bytes.sent = 40;
         let text = render(&r);
+        assert!(
+            text.contains("Bytes: sent 40, received 0 (40 sent, 0 received with no answer)"),
+            "{text}"
+        );
         assert!(
             text.contains("3 attempted: 2 responses, 1 transport errors"),
             "{text}"

@@ -42,12 +42,21 @@ impl Shared {
             .await;
         let latency = Instant::now().saturating_duration_since(intended.min(sent));
         let outcome = match result {
-            Exchange::Response { status, pod } => Outcome::Response {
+            Exchange::Response { status, pod, bytes } => Outcome::Response {
                 status,
                 pod,
                 latency,
+                bytes,
             },
-            Exchange::Failure { kind, conn_pod } => Outcome::Transport { kind, conn_pod },
+            Exchange::Failure {
+                kind,
+                conn_pod,
+                bytes,
+            } => Outcome::Transport {
+                kind,
+                conn_pod,
+                bytes,
+            },
         };
         self.rec.record(intended, send_delay, outcome);
     }

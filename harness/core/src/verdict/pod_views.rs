@@ -174,6 +174,7 @@ mod tests {
                 opened: 3,
                 failed: 1,
                 events: 9,
+                ..SseBackend::default()
             },
         );
         let run = RunData {

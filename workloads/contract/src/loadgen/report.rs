@@ -45,6 +45,56 @@ pub struct Report {
     pub by_backend: BTreeMap<String, BackendReport>,
     pub timeline: Vec<TimelineRow>,
     pub sse: SseReport,
+    /// Bytes of requests that got no attributed answer (transport errors, timeouts, SSE
+    /// streams that failed before a response head): what was written for them and whatever
+    /// was read before they failed. Absent from reports written before it was counted (read
+    /// as 0).
+    #[serde(default)]
+    pub unattributed_bytes: ByteCounts,
+}
+
+/// Bytes on the wire at the HTTP layer (request and response heads and bodies, chunk framing
+/// included; TCP/IP headers and TLS are not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteCounts {
+    /// Written by the generator (requests).
+    pub sent: u64,
+    /// Read by the generator (responses, stream events).
+    pub received: u64,
+}
+
+impl ByteCounts {
+    pub const ZERO: ByteCounts = ByteCounts {
+        sent: 0,
+        received: 0,
+    };
+
+    /// Both directions together.
+    pub fn total(self) -> u64 {
+        self.sent + self.received
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.sent == 0 && self.received == 0
+    }
+}
+
+impl std::ops::Add for ByteCounts {
+    type Output = ByteCounts;
+
+    fn add(self, o: ByteCounts) -> ByteCounts {
+        ByteCounts {
+            sent: self.sent + o.sent,
+            received: self.received + o.received,
+        }
+    }
+}
+
+impl std::ops::AddAssign for ByteCounts {
+    fn add_assign(&mut self, o: ByteCounts) {
+        self.sent += o.sent;
+        self.received += o.received;
+    }
 }
 
 /// The settings a run used.
@@ -96,6 +146,24 @@ pub struct BackendReport {
     pub transport_errors: BTreeMap<String, u64>,
     pub latency_ms: BackendLatency,
     pub histogram: String,
+    /// Request bytes written for the requests this pod answered (heads; the generator sends
+    /// no bodies). SSE streams are counted in [`SseBackend`]. Absent from reports written
+    /// before bytes were counted (read as 0).
+    #[serde(default)]
+    pub bytes_sent: u64,
+    /// Response bytes read from this pod's answers, head and body.
+    #[serde(default)]
+    pub bytes_received: u64,
+}
+
+impl BackendReport {
+    /// [`BackendReport::bytes_sent`] and [`BackendReport::bytes_received`] together.
+    pub fn bytes(&self) -> ByteCounts {
+        ByteCounts {
+            sent: self.bytes_sent,
+            received: self.bytes_received,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -123,6 +191,16 @@ pub struct TimelineRow {
     /// This second's latencies (2 significant digits), for merging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<String>,
+    /// Non-2xx responses per pod (pods with none left out). Absent from reports written
+    /// before it was counted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub non_2xx_by_backend: BTreeMap<String, u64>,
+    /// Bytes exchanged with each pod: those of the requests intended in this second and of
+    /// their answers, plus the SSE stream bytes that crossed the wire during this second.
+    /// Unattributed bytes are only in the report's total. Absent from reports written before
+    /// bytes were counted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bytes_by_backend: BTreeMap<String, ByteCounts>,
 }
 
 /// Server-sent-event streams.
@@ -147,6 +225,23 @@ pub struct SseBackend {
     pub opened: u64,
     pub failed: u64,
     pub events: u64,
+    /// Bytes written on this pod's streams (the stream requests). Absent from reports
+    /// written before bytes were counted (read as 0).
+    #[serde(default)]
+    pub bytes_sent: u64,
+    /// Bytes read on this pod's streams: response heads, events and chunk framing.
+    #[serde(default)]
+    pub bytes_received: u64,
+}
+
+impl SseBackend {
+    /// [`SseBackend::bytes_sent`] and [`SseBackend::bytes_received`] together.
+    pub fn bytes(&self) -> ByteCounts {
+        ByteCounts {
+            sent: self.bytes_sent,
+            received: self.bytes_received,
+        }
+    }
 }
 
 impl Report {
@@ -163,6 +258,34 @@ impl Report {
     /// Sum of all transport errors.
     pub fn total_transport_errors(&self) -> u64 {
         self.transport_errors.values().sum()
+    }
+
+    /// Bytes exchanged with `pod` over the whole run: its answers' and its SSE streams'.
+    pub fn bytes_of(&self, pod: &str) -> ByteCounts {
+        let requests = self
+            .by_backend
+            .get(pod)
+            .map_or(ByteCounts::ZERO, BackendReport::bytes);
+        let streams = self
+            .sse
+            .by_backend
+            .get(pod)
+            .map_or(ByteCounts::ZERO, SseBackend::bytes);
+        requests + streams
+    }
+
+    /// Every byte of the run: attributed to a pod (answers and streams) and unattributed.
+    pub fn total_bytes(&self) -> ByteCounts {
+        let answers = self
+            .by_backend
+            .values()
+            .fold(ByteCounts::ZERO, |acc, b| acc + b.bytes());
+        let streams = self
+            .sse
+            .by_backend
+            .values()
+            .fold(ByteCounts::ZERO, |acc, b| acc + b.bytes());
+        answers + streams + self.unattributed_bytes
     }
 }
 
@@ -193,4 +316,64 @@ pub struct Origin {
     pub pod: String,
     pub node: String,
     pub zone: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report written before bytes were counted (a fuzzing seed kept as loadgen wrote it)
+    /// still reads, every byte count 0.
+    #[test]
+    fn reports_written_before_bytes_were_counted_read_as_zero_bytes() {
+        let old = include_str!("../../../../fuzz/seeds/loadgen_report/flagsvc-1s.json");
+        assert!(!old.contains("bytes"));
+        let report = Report::from_json(old).unwrap();
+        assert!(report.total_responses() > 0);
+        assert_eq!(report.total_bytes(), ByteCounts::ZERO);
+        assert!(report.by_backend.values().all(|b| b.bytes().is_zero()));
+        assert!(
+            report
+                .timeline
+                .iter()
+                .all(|r| r.bytes_by_backend.is_empty())
+        );
+    }
+
+    #[test]
+    fn bytes_of_a_pod_are_its_answers_and_its_streams() {
+        let mut report = Report::default();
+        report.by_backend.insert(
+            "pod-a".into(),
+            BackendReport {
+                bytes_sent: 100,
+                bytes_received: 1_000,
+                ..BackendReport::default()
+            },
+        );
+        report.sse.by_backend.insert(
+            "pod-a".into(),
+            SseBackend {
+                bytes_sent: 80,
+                bytes_received: 5_000,
+                ..SseBackend::default()
+            },
+        );
+        report.unattributed_bytes = ByteCounts {
+            sent: 7,
+            received: 0,
+        };
+        assert_eq!(
+            report.bytes_of("pod-a"),
+            ByteCounts {
+                sent: 180,
+                received: 6_000
+            }
+        );
+        assert_eq!(report.bytes_of("pod-b"), ByteCounts::ZERO);
+        assert_eq!(report.total_bytes().total(), 6_187);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["by_backend"]["pod-a"]["bytes_sent"], 100);
+        assert_eq!(json["unattributed_bytes"]["sent"], 7);
+    }
 }
