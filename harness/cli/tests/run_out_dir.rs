@@ -111,3 +111,95 @@ fn a_full_out_exits_3_before_anything_starts() {
         "the probe is removed: {stderr}"
     );
 }
+
+/// A run the target refuses (here kind with haproxy-ingress v0.6, whose Ingress API Kubernetes
+/// no longer serves) is refused before its output directory is claimed and before the
+/// "running …" banner: exit 2, nothing left behind, given or fresh.
+#[test]
+fn a_refused_run_claims_no_directory_and_prints_no_banner() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused");
+    let given = harness_command(&[
+        "run",
+        "scenarios/ingress-hot-podding.yaml",
+        "--target",
+        "kind",
+    ])
+    .arg("--out")
+    .arg(&out)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&given.stderr);
+    assert_eq!(given.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot run this scenario"), "{stderr}");
+    assert!(
+        !stderr.contains("running ingress-hot-podding"),
+        "no banner: {stderr}"
+    );
+    assert!(!out.exists(), "no directory claimed");
+
+    // Without --out: no new run directory under results/<scenario>/.
+    let results = workspace_root().join("results/ingress-hot-podding");
+    let listing = || -> Vec<String> {
+        std::fs::read_dir(&results)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = listing();
+    let fresh = harness_command(&[
+        "run",
+        "scenarios/ingress-hot-podding.yaml",
+        "--target",
+        "kind",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(fresh.status.code(), Some(2));
+    assert_eq!(listing(), before);
+}
+
+/// Ctrl-C while the pods are deploying: the run stops, tears down, and writes a partial
+/// summary that says where it stopped (exit 3).
+#[test]
+fn an_interrupted_deploy_writes_a_partial_summary() {
+    let _one = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    support::require_workload_bins();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // A start-up of 20 s keeps the deploy waiting long enough to be interrupted in it.
+    let mut child = harness_command(&["run", SCENARIO, "--progress", "plain"])
+        .args(["--set", "service.startup.latency=20s", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let started = std::time::Instant::now();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("phase deploy") {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "deploy never began"
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    support::interrupt(&mut child, lines);
+    let summary = support::summary(&out);
+    assert_eq!(summary["partial"], true);
+    assert_eq!(
+        summary["partialReason"],
+        "interrupted during deploy: nothing was measured"
+    );
+    assert_eq!(summary["totals"]["attempted"], 0);
+    assert!(out.join("report.html").is_file() && out.join("junit.xml").is_file());
+}

@@ -13,6 +13,7 @@ pub mod pins;
 pub mod plan;
 pub mod report;
 pub mod run;
+mod run_target;
 pub mod schema;
 mod target;
 pub mod validate;

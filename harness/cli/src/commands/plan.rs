@@ -35,6 +35,10 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
+    /// List every pod of every step, however many (above 30 pods a step is summarised per
+    /// zone and node).
+    #[arg(long)]
+    pub verbose: bool,
     /// `kind`: also write the kind config and the run's manifests (needs --output-dir).
     #[arg(long, value_enum, default_value_t = TargetName::Local)]
     pub target: TargetName,
@@ -106,6 +110,7 @@ pub fn run(args: PlanArgs) -> Outcome {
         ))
     })?;
     match args.output {
+        Format::Text if args.verbose => crate::output::print(&planned.to_verbose_text()),
         Format::Text => crate::output::print(&planned.to_text()),
         Format::Json => crate::output::print(&format!(
             "{}\n",

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use harness_core::clock::TimeScale;
 use harness_core::compare::Bound;
-use harness_core::engine::{self, ExitStatus, RunContext, RunOptions, RunOutcome};
-use harness_core::report::{KubernetesInfo, Summary, Verdict, write_reports};
+use harness_core::engine::{EngineError, ExitStatus, RunContext, RunOptions, RunOutcome};
+use harness_core::report::{Summary, Verdict, write_reports};
 use harness_core::scenario::{Override, load_scenario_with};
 use harness_kind::driver::{ClusterMode, CreateOptions, KindOptions, KindTarget, choose_mode};
 use harness_kind::exec::Toolbox;
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::matrix::Axis;
 use super::out_dir;
+use super::run_target::RunTarget;
 use super::target::{KindCell, TargetName, refuse_node_image};
 use crate::exit::{Failure, Outcome, worse};
 use crate::invocation::{RunSpec, invocation};
@@ -323,10 +324,44 @@ pub fn run_once(
                 e.0
             ))
         })?;
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Failure::Infrastructure(anyhow!("cannot start the async runtime: {e}")))?;
+    let mut target = match kind_options {
+        None => {
+            RunTarget::Local(LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?)
+        }
+        Some((kind, create)) => {
+            RunTarget::Kind(Box::new(KindTarget::new(kind).with_create(create)))
+        }
+    };
+    let refused = |e: EngineError| match e.exit_status() {
+        ExitStatus::InvalidInput => Failure::InvalidInput(e.into()),
+        _ => Failure::Infrastructure(e.into()),
+    };
+    // Checked before anything is claimed or printed: a refused run leaves nothing behind.
+    let run_id = new_run_id(args.seed);
+    let planned_dir = out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&scenario.name).join(&run_id));
+    let mut ctx = RunContext {
+        run_id: run_id.clone(),
+        out_dir: planned_dir,
+        seed: args.seed,
+        time_scale,
+    };
+    runtime
+        .block_on(async {
+            let cancel = CancellationToken::new();
+            let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
+            let checked = target.check(&scenario, &ctx, &cancel).await;
+            watcher.abort();
+            checked
+        })
+        .map_err(refused)?;
     // Claimed before anything starts: an unwritable or full directory stops the run here.
     let (run_id, claimed) = match &out {
         Some(given) => (
-            new_run_id(args.seed),
+            run_id,
             out_dir::claim_given(given, args.replace).map_err(|e| match e {
                 out_dir::ClaimError::Occupied(why) => Failure::InvalidInput(anyhow!(why)),
                 out_dir::ClaimError::Unusable(e) => {
@@ -334,26 +369,26 @@ pub fn run_once(
                 }
             }),
         ),
-        None => match out_dir::claim_fresh(&Path::new("results").join(&scenario.name), || {
-            new_run_id(args.seed)
-        }) {
-            Ok((id, dir)) => (id, Ok(dir)),
-            Err(e) => (
-                String::new(),
-                Err(Failure::Infrastructure(anyhow!(
-                    "{e:#}; nothing was started"
-                ))),
-            ),
-        },
+        None => {
+            // The checked run id first; another only if that directory exists already.
+            let mut first = Some(run_id);
+            match out_dir::claim_fresh(&Path::new("results").join(&scenario.name), || {
+                first.take().unwrap_or_else(|| new_run_id(args.seed))
+            }) {
+                Ok((id, dir)) => (id, Ok(dir)),
+                Err(e) => (
+                    String::new(),
+                    Err(Failure::Infrastructure(anyhow!(
+                        "{e:#}; nothing was started"
+                    ))),
+                ),
+            }
+        }
     };
     let claimed = claimed?;
     let out_dir = claimed.path.clone();
-    let ctx = RunContext {
-        run_id,
-        out_dir: out_dir.clone(),
-        seed: args.seed,
-        time_scale,
-    };
+    ctx.run_id = run_id;
+    ctx.out_dir = out_dir.clone();
     let variant = scenario.selected_variant.as_deref().unwrap_or("base");
     let shown: String = overrides.iter().map(|o| format!(", {o}")).collect();
     eprintln!(
@@ -363,43 +398,18 @@ pub fn run_once(
         args.seed,
         out_dir.display()
     );
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Failure::Infrastructure(anyhow!("cannot start the async runtime: {e}")))?;
     let mut outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(cancel_on_signal(cancel.clone()));
         let progress = Console::new(args.progress);
         let options = RunOptions { keep: args.keep };
-        let result = match kind_options {
-            None => {
-                let mut target =
-                    LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?;
-                let result =
-                    engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
-                result.map(|mut outcome| {
-                    outcome.summary.kubernetes =
-                        Some(KubernetesInfo::modelled(kube_model::KUBERNETES_VERSION));
-                    outcome
-                })
-            }
-            Some((kind, create)) => {
-                let mut target = KindTarget::new(kind).with_create(create);
-                let result =
-                    engine::run(&mut target, &scenario, &ctx, &options, cancel, &progress).await;
-                result.map(|mut outcome| {
-                    outcome.summary.model_agreement = target.model_agreement().cloned();
-                    outcome.summary.kubernetes = target.kubernetes().cloned();
-                    outcome
-                })
-            }
-        };
+        let outcome = target
+            .run(&scenario, &ctx, &options, cancel, &progress)
+            .await;
         progress.finish();
         watcher.abort();
-        result.map_err(|e| match e.exit_status() {
-            ExitStatus::InvalidInput => Failure::InvalidInput(e.into()),
-            _ => Failure::Infrastructure(e.into()),
-        })
-    })?;
+        outcome
+    });
     outcome.summary.invocation = Some(invocation(&RunSpec {
         file: &args.file,
         variant: scenario.selected_variant.as_deref(),

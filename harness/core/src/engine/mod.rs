@@ -8,7 +8,7 @@ pub mod run;
 pub mod target;
 
 pub use exit::ExitStatus;
-pub use run::{EngineError, Progress, RunOptions, RunOutcome, Silent, run};
+pub use run::{EngineError, Progress, RunOptions, RunOutcome, Silent, check, run, run_checked};
 pub use target::{
     BoxError, Capability, Observation, PodObservation, RunContext, Target, TargetError,
     requirements,

@@ -73,7 +73,8 @@ pub struct RunOutcome {
 
 /// Everything that may refuse a run before anything is created: the capabilities the scenario
 /// needs, the target's own refusals, then its preflight (asking outside). `Err(Unsupported)`
-/// (exit 2) names what is refused; a failure to ask is `Err(Target)` (exit 3). Callers that
+/// (exit 2) names what is refused; a failure to ask is `Err(Target)` (exit 3), after the
+/// target's teardown. Callers that
 /// claim resources for a run (an output directory) call this first and [`run_checked`] after.
 pub async fn check<T: Target>(
     target: &mut T,
@@ -89,9 +90,17 @@ pub async fn check<T: Target>(
         missing = target.refusals(scenario, ctx.time_scale);
     }
     if missing.is_empty() {
-        missing = tokio::select! {
-            r = target.preflight(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "preflight", source })?,
-            () = cancel.cancelled() => return Err(EngineError::Interrupted { phase: "preflight" }),
+        let asked = tokio::select! {
+            r = target.preflight(scenario, ctx) => r.map_err(|source| EngineError::Target { phase: "preflight", source }),
+            () = cancel.cancelled() => Err(EngineError::Interrupted { phase: "preflight" }),
+        };
+        missing = match asked {
+            Ok(refused) => refused,
+            Err(e) => {
+                // Whatever the preflight opened is released.
+                let _ = target.teardown().await;
+                return Err(e);
+            }
         };
     }
     if !missing.is_empty() {
@@ -114,15 +123,7 @@ pub async fn run<T: Target>(
     cancel: CancellationToken,
     progress: &dyn Progress,
 ) -> Result<RunOutcome, EngineError> {
-    if let Err(e) = check(target, scenario, ctx, &cancel).await {
-        if matches!(
-            e,
-            EngineError::Target { .. } | EngineError::Interrupted { .. }
-        ) {
-            finish(target, options, progress).await;
-        }
-        return Err(e);
-    }
+    check(target, scenario, ctx, &cancel).await?;
     Ok(run_checked(target, scenario, ctx, options, cancel, progress).await)
 }
 
@@ -279,6 +280,7 @@ fn summarize_run(
         time_scale: scale.factor(),
         partial_reason,
         ingress_controller: scenario.ingress.as_ref().map(|i| i.controller),
+        price_per_gb: scenario.cost.price_per_gb,
     };
     summarize(facts, data, results)
 }

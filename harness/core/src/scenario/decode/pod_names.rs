@@ -4,15 +4,16 @@
 //! changes make the names depend on the run — which pods a rollout has replaced by then, which
 //! pods were on a removed node, which of the pods created together a scale-down deletes, what
 //! an autoscaler decides — and from there on a pod can only be picked (`pick`, `zone`).
-
-use std::collections::BTreeSet;
+//!
+//! The live numbers are kept as runs of consecutive numbers, so a scenario of 4 billion
+//! replicas costs a few words, not a set of 4 billion entries.
 
 use super::super::model::PodPick;
 
 /// The pod names a point of the timeline has, or why the file cannot tell.
 #[derive(Debug, Clone)]
 pub(super) struct PodNames {
-    live: BTreeSet<u32>,
+    live: Runs,
     next: u32,
     /// Set once the names depend on the run: what made them so.
     unknown_since: Option<String>,
@@ -22,7 +23,7 @@ impl PodNames {
     /// The pods at load start: `pod-0` .. `pod-<replicas-1>`.
     pub fn new(replicas: u32) -> Self {
         Self {
-            live: (0..replicas).collect(),
+            live: Runs::range(0, replicas),
             next: replicas,
             unknown_since: None,
         }
@@ -93,17 +94,17 @@ impl PodNames {
             PodPick::Oldest => self.live.first(),
             PodPick::Newest => self.live.last(),
         };
-        if let Some(victim) = victim.copied() {
+        if let Some(victim) = victim {
             self.kill(victim);
         }
     }
 
     /// The Deployment is scaled to `replicas`.
     pub fn scale(&mut self, replicas: u32, at: &str) {
-        let live = self.live.len() as u32;
-        if replicas > live {
-            self.add(replicas - live);
-        } else if replicas < live {
+        let live = self.live.len();
+        if u64::from(replicas) > live {
+            self.add((u64::from(replicas) - live) as u32);
+        } else if u64::from(replicas) < live {
             self.lose_track(format!(
                 "the scale-down at {at} deletes the not-ready, then the newest pods, and pods \
                  created together are equally new"
@@ -112,23 +113,79 @@ impl PodNames {
     }
 
     fn add(&mut self, count: u32) {
-        for _ in 0..count {
-            self.live.insert(self.next);
-            self.next += 1;
+        let end = self.next.saturating_add(count);
+        self.live.push_range(self.next, end);
+        self.next = end;
+    }
+}
+
+/// Sorted, disjoint, non-adjacent runs `[start, end]` (inclusive) of pod numbers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Runs(Vec<(u32, u32)>);
+
+impl Runs {
+    /// `start .. end` (exclusive end).
+    fn range(start: u32, end: u32) -> Self {
+        let mut runs = Runs::default();
+        runs.push_range(start, end);
+        runs
+    }
+
+    /// Appends `start .. end` (exclusive), above every number held.
+    fn push_range(&mut self, start: u32, end: u32) {
+        if start >= end {
+            return;
         }
+        match self.0.last_mut() {
+            Some((_, last)) if *last + 1 == start => *last = end - 1,
+            _ => self.0.push((start, end - 1)),
+        }
+    }
+
+    fn contains(&self, n: &u32) -> bool {
+        self.0.iter().any(|&(a, b)| a <= *n && *n <= b)
+    }
+
+    fn remove(&mut self, n: &u32) -> bool {
+        let Some(i) = self.0.iter().position(|&(a, b)| a <= *n && *n <= b) else {
+            return false;
+        };
+        let (a, b) = self.0[i];
+        match (a == *n, b == *n) {
+            (true, true) => {
+                self.0.remove(i);
+            }
+            (true, false) => self.0[i].0 = n + 1,
+            (false, true) => self.0[i].1 = n - 1,
+            (false, false) => {
+                self.0[i].1 = n - 1;
+                self.0.insert(i + 1, (n + 1, b));
+            }
+        }
+        true
+    }
+
+    fn first(&self) -> Option<u32> {
+        self.0.first().map(|r| r.0)
+    }
+
+    fn last(&self) -> Option<u32> {
+        self.0.last().map(|r| r.1)
+    }
+
+    fn len(&self) -> u64 {
+        self.0.iter().map(|&(a, b)| u64::from(b - a) + 1).sum()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
 /// `pod-0 .. pod-3, pod-5`: runs of consecutive numbers shortened.
-fn list(pods: &BTreeSet<u32>) -> String {
-    let mut runs: Vec<(u32, u32)> = Vec::new();
-    for &p in pods {
-        match runs.last_mut() {
-            Some((_, end)) if *end + 1 == p => *end = p,
-            _ => runs.push((p, p)),
-        }
-    }
-    runs.iter()
+fn list(pods: &Runs) -> String {
+    pods.0
+        .iter()
         .map(|&(a, b)| match b - a {
             0 => format!("pod-{a}"),
             1 => format!("pod-{a}, pod-{b}"),
@@ -164,6 +221,52 @@ mod tests {
         );
         names.kill_picked(PodPick::Newest, None);
         assert_eq!(list(&names.live), "pod-1, pod-2, pod-4, pod-5, pod-7");
+    }
+
+    #[test]
+    fn four_billion_replicas_cost_one_run() {
+        let replicas = u32::MAX - 10;
+        let mut names = PodNames::new(replicas);
+        assert_eq!(names.live.0, vec![(0, replicas - 1)]);
+        assert_eq!(names.check(4_000_000_000, "4000000000", "1s"), Ok(()));
+        names.kill(7);
+        // The replacement takes the next number: still one pod per replica, in two runs.
+        assert_eq!(names.live.len(), u64::from(replicas));
+        assert_eq!(names.live.0, vec![(0, 6), (8, replicas)]);
+        assert!(names.check(7, "7", "2s").is_err());
+    }
+
+    proptest::proptest! {
+        /// Runs behave as the set of numbers they stand for, whatever kills and additions.
+        #[test]
+        fn runs_are_the_set_they_stand_for(
+            start in 0u32..50,
+            ops in proptest::collection::vec((proptest::bool::ANY, 0u32..80), 0..60),
+        ) {
+            let mut runs = Runs::range(0, start);
+            let mut set: std::collections::BTreeSet<u32> = (0..start).collect();
+            let mut next = start;
+            for (add, n) in ops {
+                if add {
+                    let count = n % 5;
+                    runs.push_range(next, next + count);
+                    set.extend(next..next + count);
+                    next += count;
+                } else {
+                    proptest::prop_assert_eq!(runs.remove(&n), set.remove(&n));
+                }
+                proptest::prop_assert_eq!(runs.len(), set.len() as u64);
+                proptest::prop_assert_eq!(runs.first(), set.first().copied());
+                proptest::prop_assert_eq!(runs.last(), set.last().copied());
+                for k in 0..next + 2 {
+                    proptest::prop_assert_eq!(runs.contains(&k), set.contains(&k));
+                }
+                // Runs stay sorted, disjoint and non-adjacent.
+                for w in runs.0.windows(2) {
+                    proptest::prop_assert!(w[0].1 + 1 < w[1].0);
+                }
+            }
+        }
     }
 
     #[test]
