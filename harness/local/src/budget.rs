@@ -193,7 +193,7 @@ impl Budget {
             .filter(|c| c.need > c.limit)
             .map(|c| {
                 format!(
-                    "{}: about {} needed, {} available on this machine ({}); {}",
+                    "{} beyond this machine: about {} needed, {} available ({}); {}",
                     c.what,
                     whole(c.need),
                     whole(c.limit),
@@ -410,12 +410,12 @@ mod tests {
         let refused = b.refusals().join("\n");
         assert!(
             refused.contains(
-                "memory for 1000 pods' processes and the harness's samples (MiB): about "
+                "memory for 1000 pods' processes and the harness's samples (MiB) beyond this machine: about "
             ),
             "{refused}"
         );
         assert!(
-            refused.contains("available on this machine (MemAvailable in /proc/meminfo)"),
+            refused.contains("available (MemAvailable in /proc/meminfo)"),
             "{refused}"
         );
         assert!(
