@@ -159,7 +159,7 @@ fn entries_after_an_unreadable_expectation_keep_their_own_paths() {
     assert_eq!(
         lines(validate_str(&text, "x.yaml")),
         vec![
-            "x.yaml:16:15: expect[0].metric: unknown value `errorRates`; did you mean `errorRate`? expected one of: errorRate, http5xxRate, transportErrorRate, timeoutRate, skewMaxMean, skewCv, starvedPods, latencyP99, hintFlaps, maxSaturation, rejectedRate, terminationErrorRate, requestsAfterRemoval, rolloutDuration, timeToScaleUp, maxReplicas, minReplicas, positionRankCorrelation, firstPositionsShare, readinessFlips, ingressRestarts, podLatencyP90, minRoutableTargets",
+            "x.yaml:16:15: expect[0].metric: unknown value `errorRates`; did you mean `errorRate`? expected one of: errorRate, http5xxRate, transportErrorRate, timeoutRate, skewMaxMean, skewCv, starvedPods, latencyP99, hintFlaps, maxSaturation, rejectedRate, terminationErrorRate, requestsAfterRemoval, rolloutDuration, timeToScaleUp, maxReplicas, minReplicas, positionRankCorrelation, firstPositionsShare, readinessFlips, ingressRestarts, podLatencyP90, minRoutableTargets, crossZoneShare",
             "x.yaml:17:15: expect[1].metric: maxSaturation is measured by the sidecar, but `service.sidecar` is not set",
         ]
     );

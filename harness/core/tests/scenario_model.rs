@@ -5,11 +5,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness_core::scenario::{
-    Action, App, Cluster, ConnectionModel, Expectation, Generator, IntOrPercent, Load, Metric,
-    Node, NodeRole, Placement, PodPick, PreStop, Rate, ReadinessProbe, RolloutChange,
+    Action, App, Cluster, ConnectionModel, Cost, Expectation, Generator, IntOrPercent, Load,
+    Metric, Node, NodeRole, Placement, PodPick, PreStop, Rate, ReadinessProbe, RolloutChange,
     RolloutStrategy, Routing, SaturationReadiness, Scenario, Service, ServiceTime, Sidecar,
     SpreadConstraint, Sse, Startup, Termination, Threshold, TimelineEvent, TopologyKey,
-    TrafficDistribution, Via, WhenUnsatisfiable, Window, load_scenario,
+    TrafficDistribution, Via, WhenUnsatisfiable, Window, ZoneSlice, load_scenario,
 };
 
 fn fixture(name: &str, variant: Option<&str>) -> Scenario {
@@ -126,6 +126,7 @@ fn topology_skew_base_document() {
         },
         load_balancer: None,
         ingress: None,
+        cost: Cost::default(),
         timeline: vec![TimelineEvent {
             at: secs(20),
             name: Some("node-change".into()),
@@ -147,6 +148,7 @@ fn topology_skew_base_document() {
                     to: secs(40),
                     label: "node-change+5s..end".into(),
                 },
+                zones: ZoneSlice::default(),
             },
             Expectation {
                 name: "starvedPods <= 0".into(),
@@ -158,6 +160,7 @@ fn topology_skew_base_document() {
                     to: secs(40),
                     label: "start..end".into(),
                 },
+                zones: ZoneSlice::default(),
             },
             Expectation {
                 name: "latencyP99 <= 500ms".into(),
@@ -169,6 +172,7 @@ fn topology_skew_base_document() {
                     to: secs(40),
                     label: "start..end".into(),
                 },
+                zones: ZoneSlice::default(),
             },
         ],
         time_scale: 1.0,

@@ -16,7 +16,12 @@
 //!   which existed then (`autoscaler`);
 //! - the summary's figures: totals = the sum of the per-pod rows and what no pod was named
 //!   for; the traffic matrix = the generators' attributed responses, zone by zone; the
-//!   per-second series add up to the totals; pod shares sum to one (`figures`).
+//!   per-second series add up to the totals; pod shares sum to one (`figures`);
+//! - bytes and the cross-zone figures: each generator's bytes by second are its bytes by pod;
+//!   the traffic matrix's bytes are the generators' of the load phase, zone by zone; the
+//!   cross-zone split recounted from the summary's matrix and pod rows agrees, cross-zone +
+//!   same-zone = attributed responses, and with what named no pod they are the whole matrix
+//!   (responses and bytes); the share and the estimated cost follow from them (`cross_zone`).
 //!
 //! Counts are exact (tolerance 0): every count is cumulative and the last reading of a pod is
 //! its final one (the sampler's round after the load, or the totals a sidecar writes when it
@@ -25,6 +30,7 @@
 //! are compared within a relative 1e-9.
 
 mod autoscaler;
+mod cross_zone;
 mod figures;
 mod generators;
 mod load_balancer;
@@ -140,6 +146,7 @@ pub fn audit(run: &RunData, summary: &Summary) -> Audit {
     checks.extend(load_balancer::checks(run, summary));
     checks.extend(autoscaler::checks(run));
     checks.extend(figures::checks(run, summary));
+    checks.extend(cross_zone::checks(run, summary));
     Audit::from_checks(checks)
 }
 

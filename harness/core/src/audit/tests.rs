@@ -73,6 +73,7 @@ fn facts() -> RunFacts {
         time_scale: 1.0,
         partial_reason: None,
         ingress_controller: None,
+        price_per_gb: 0.01,
     }
 }
 
@@ -267,4 +268,155 @@ fn a_generator_whose_report_does_not_add_up_is_a_violation() {
         status_of(&a, "attemptedAnsweredOrFailed", "generator g").status,
         AuditStatus::Violated
     );
+}
+
+/// Two zones: g-a in z calls pod-0 (in z) and pod-1 (in y) in second 0; pod-1's answers and
+/// pod-1's SSE stream cross zones. Bytes: 100/1,000 to pod-0, 60/600 and a stream of 40/4,000
+/// to pod-1; one request of 50 B got no answer.
+fn two_zone_run() -> RunData {
+    use workload_contract::loadgen::report::{ByteCounts, SseBackend};
+    let b = |sent, received| ByteCounts { sent, received };
+    let mut r = run();
+    let report = &mut r.generators[0].report;
+    report.attempted = 11;
+    report.responses = counts(&[("200", 8), ("503", 2)]);
+    report.transport_errors = counts(&[("reset", 1)]);
+    report.by_backend = BTreeMap::from([
+        (
+            "pod-0".to_string(),
+            BackendReport {
+                requests: 6,
+                responses: counts(&[("200", 6)]),
+                bytes_sent: 100,
+                bytes_received: 1_000,
+                ..BackendReport::default()
+            },
+        ),
+        (
+            "pod-1".to_string(),
+            BackendReport {
+                requests: 4,
+                responses: counts(&[("200", 2), ("503", 2)]),
+                bytes_sent: 60,
+                bytes_received: 600,
+                ..BackendReport::default()
+            },
+        ),
+    ]);
+    report.sse.by_backend = BTreeMap::from([(
+        "pod-1".to_string(),
+        SseBackend {
+            bytes_sent: 40,
+            bytes_received: 4_000,
+            ..SseBackend::default()
+        },
+    )]);
+    report.unattributed_bytes = b(50, 0);
+    report.timeline = vec![TimelineRow {
+        t: 0,
+        attempted: 11,
+        responses: counts(&[("200", 8), ("503", 2)]),
+        transport_errors: counts(&[("reset", 1)]),
+        by_backend: counts(&[("pod-0", 6), ("pod-1", 4)]),
+        non_2xx_by_backend: counts(&[("pod-1", 2)]),
+        bytes_by_backend: BTreeMap::from([
+            ("pod-0".to_string(), b(100, 1_000)),
+            ("pod-1".to_string(), b(100, 4_600)),
+        ]),
+        ..TimelineRow::default()
+    }];
+    r.pods[0].samples[0].received = 6;
+    r.pods[0].samples[0].admitted = 6;
+    r.pods[0].samples[0].rejected_queue_full = 0;
+    r.pods.push(PodRun {
+        name: "pod-1".into(),
+        node: "n-y".into(),
+        zone: "y".into(),
+        max_concurrency: 4,
+        samples: vec![PodSample {
+            t_s: 1.5,
+            received: 4,
+            admitted: 2,
+            rejected_queue_full: 2,
+            ..PodSample::default()
+        }],
+    });
+    r
+}
+
+#[test]
+fn bytes_and_the_cross_zone_split_reconcile() {
+    let r = two_zone_run();
+    let s = summarize(facts(), &r, Vec::new());
+    let a = s.audit.as_ref().unwrap();
+    assert!(a.held, "{a:#?}");
+    for (invariant, subject) in [
+        ("bytesBySecondArePerPod", "generator g"),
+        ("matrixBytesAreZoneBytes", "origin zone z"),
+        ("crossZoneRecount", "summary"),
+        ("crossZoneSplitIsAttributed", "summary"),
+        ("crossZoneBytesSplit", "summary"),
+        ("crossZoneShareIsRatio", "summary"),
+        ("crossZoneCostIsRate", "summary"),
+    ] {
+        assert_eq!(status_of(a, invariant, subject).status, AuditStatus::Held);
+    }
+    // Worked: pod-1 (zone y) answered 4 of the 10 attributed responses of z's caller, with
+    // 100 + 4,600 bytes (its stream's included); 4,700 B in 1 s is 12.1824 GB in 30 days,
+    // $0.121824 at $0.01/GB.
+    let c = s.cross_zone.as_ref().unwrap();
+    assert_eq!(
+        (c.requests, c.same_zone_requests, c.attributed_requests),
+        (4, 6, 10)
+    );
+    assert_eq!(
+        (c.bytes, c.bytes_sent, c.bytes_received),
+        (4_700, 100, 4_600)
+    );
+    assert_eq!(c.same_zone_bytes, 1_100);
+    assert_eq!(c.share, Some(0.4));
+    let usd = c.estimated_monthly_usd.unwrap();
+    assert!((usd - 0.121_824).abs() < 1e-12, "{usd}");
+    assert_eq!(
+        c.sentence(),
+        "cross-zone: 40.0% of requests (4 of 10), 4.70 kB in 1 s, about $0.12/month at this \
+         rate and $0.01/GB each way"
+    );
+    assert_eq!(s.traffic_bytes["z"]["pod-1"].total(), 4_700);
+}
+
+#[test]
+fn bytes_that_do_not_add_up_are_violations() {
+    // The generator's per-second bytes lose 1 byte of pod-1's stream.
+    let mut r = two_zone_run();
+    let row = &mut r.generators[0].report.timeline[0];
+    row.bytes_by_backend.get_mut("pod-1").unwrap().received -= 1;
+    let a = audited(&r);
+    let check = status_of(&a, "bytesBySecondArePerPod", "generator g");
+    assert_eq!(check.status, AuditStatus::Violated);
+    assert!(
+        check.statement.starts_with("pod-1: bytes by second"),
+        "{}",
+        check.statement
+    );
+
+    // A summary whose crossZone figures were not recounted from its matrix.
+    let r = two_zone_run();
+    let mut s = summarize(facts(), &r, Vec::new());
+    s.cross_zone.as_mut().unwrap().requests = 5;
+    s.cross_zone.as_mut().unwrap().estimated_monthly_usd = Some(1.0);
+    let a = super::audit(&r, &s);
+    for invariant in [
+        "crossZoneRecount",
+        "crossZoneSplitIsAttributed",
+        "crossZoneShareIsRatio",
+        "crossZoneCostIsRate",
+    ] {
+        assert_eq!(
+            status_of(&a, invariant, "summary").status,
+            AuditStatus::Violated,
+            "{invariant}"
+        );
+    }
+    assert!(!a.held);
 }

@@ -1,13 +1,14 @@
 //! Two runs side by side (`harness compare`, `harness run --baseline`, `--matrix`): from the
 //! base's and the candidate's `summary.json`, every expectation, the error rate by kind, skew,
-//! per-pod share, p50/p99 latency and the ingress replicas' reloads, restarts and list-position
-//! share, each with its delta; bounds (`--max-regression METRIC=VALUE`) turn it into a gate.
+//! per-pod share, p50/p99 latency, the cross-zone share, bytes and estimated monthly cost, and
+//! the ingress replicas' reloads, restarts and list-position share, each with its delta; bounds (`--max-regression METRIC=VALUE`) turn it into a gate.
 //! Runs of different scenarios, or whose variants check different expectations, or partial
 //! runs, are not comparable; runs on different Kubernetes versions, node images or targets are
 //! compared, and the header says what differs (`notes`). The result is `compare.json` (schema `harness-compare/v1`),
 //! `compare.md` and `compare.html` (`render`).
 
 mod comparable;
+mod cross_zone;
 mod differences;
 mod render;
 
@@ -17,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use comparable::{PlannedRun, baseline_refusal};
+pub use cross_zone::CrossZoneDelta;
 pub use render::{render_compare_html, render_compare_markdown};
 
 use crate::report::{KubernetesInfo, Summary, Verdict};
@@ -130,6 +132,10 @@ pub struct Comparison {
     /// Kubernetes versions (`Kubernetes v1.33.1 → v1.34.0`), the node images, the targets.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Both runs' cross-zone bytes and their estimated monthly cost, with the sentence the
+    /// pages show; null when either run did not measure them.
+    #[serde(default)]
+    pub cross_zone: Option<CrossZoneDelta>,
 }
 
 /// A bad `--max-regression`.
@@ -254,6 +260,7 @@ pub fn compare(
         pods: pod_deltas(base, candidate),
         regressions,
         notes: notes(base, candidate),
+        cross_zone: cross_zone::delta(base, candidate),
     })
 }
 
@@ -405,6 +412,7 @@ fn metric_deltas(base: &Summary, candidate: &Summary) -> Vec<MetricDelta> {
             Better::Neither,
         ));
     }
+    rows.extend(cross_zone::rows(base, candidate));
     for e in &base.expectations {
         let c = candidate.expectations.iter().find(|c| c.name == e.name);
         let better = match (e.threshold.max, e.threshold.min) {

@@ -76,6 +76,9 @@ pub fn render_compare_markdown(c: &Comparison) -> String {
     for note in &c.notes {
         let _ = writeln!(md, "- {note}");
     }
+    if let Some(z) = &c.cross_zone {
+        let _ = writeln!(md, "- {}", z.text);
+    }
     for r in &c.regressions {
         let _ = writeln!(md, "- ❌ {r}");
     }
@@ -144,6 +147,9 @@ pub fn render_compare_html(c: &Comparison) -> String {
             .map(|n| format!("<p class=\"note\">{}</p>", escape(n)))
             .collect::<String>()
     );
+    if let Some(z) = &c.cross_zone {
+        let _ = write!(page, "<p class=\"cross-zone\">{}</p>", escape(&z.text));
+    }
     if !c.regressions.is_empty() {
         page.push_str("<ul>");
         for r in &c.regressions {

@@ -5,6 +5,7 @@
 //! reloads and restarts. Each metric returns the value and a sentence
 //! of evidence for the verdict.
 
+mod cross_zone;
 mod ingress;
 mod lb_stats;
 mod lifecycle;
@@ -14,6 +15,7 @@ pub mod run_data;
 mod skew;
 mod targets;
 
+pub use cross_zone::*;
 pub use ingress::*;
 pub use lb_stats::*;
 pub use lifecycle::*;

@@ -38,6 +38,8 @@ pub fn failing_summary() -> Summary {
             passed: false,
             evidence: "pod-2 received 1 of 166 requests".into(),
             incomplete: None,
+            origin_zone: None,
+            destination_zone: None,
         }],
         totals: Totals::default(),
         pods: vec![pod("pod-1", 165, 165, 160), pod("pod-2", 120, 2, 1)],
@@ -50,6 +52,45 @@ pub fn failing_summary() -> Summary {
         )]
         .into_iter()
         .collect(),
+        traffic_bytes: [(
+            "zone-a".to_string(),
+            [
+                (
+                    "pod-1".to_string(),
+                    TrafficBytes {
+                        sent: 12_800,
+                        received: 40_000,
+                    },
+                ),
+                (
+                    "pod-2".to_string(),
+                    TrafficBytes {
+                        sent: 80,
+                        received: 250,
+                    },
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        )]
+        .into_iter()
+        .collect(),
+        // Both pods are in zone-b, every caller in zone-a: all of it crosses.
+        cross_zone: Some(CrossZoneSummary {
+            requests: 161,
+            bytes: 53_130,
+            bytes_sent: 12_880,
+            bytes_received: 40_250,
+            share: Some(1.0),
+            attributed_requests: 161,
+            same_zone_requests: 0,
+            same_zone_bytes: 0,
+            unzoned_requests: 0,
+            unzoned_bytes: 0,
+            seconds: 3.0,
+            price_per_gb: 0.01,
+            estimated_monthly_usd: Some(53_130.0 / 3.0 * 2_592_000.0 / 1e9 * 0.01),
+        }),
         hints: HintsSummary {
             events: vec![
                 HintEventSummary {

@@ -61,6 +61,14 @@ pub fn render_markdown(summary: &Summary) -> String {
         );
     }
     pods_table(&mut md, summary);
+    if let Some(c) = &summary.cross_zone {
+        let _ = writeln!(
+            md,
+            "\n**Traffic between zones.** {} (HTTP bytes of requests, answers and streams; both \
+             directions are charged).",
+            cell(&c.sentence())
+        );
+    }
     if let Some(ingress) = &summary.ingress {
         ingress_section(&mut md, ingress);
     }
@@ -248,6 +256,21 @@ mod tests {
     use super::*;
     use crate::report::AgreementCheck;
     use crate::report::fixture::failing_summary;
+
+    #[test]
+    fn the_cross_zone_traffic_and_its_cost_are_told() {
+        let md = render_markdown(&failing_summary());
+        assert!(
+            md.contains(
+                "**Traffic between zones.** cross-zone: 100.0% of requests (161 of 161), 53.1 kB \
+                 in 3 s, about $0.46/month at this rate and $0.01/GB each way"
+            ),
+            "{md}"
+        );
+        let mut none = failing_summary();
+        none.cross_zone = None;
+        assert!(!render_markdown(&none).contains("Traffic between zones"));
+    }
 
     #[test]
     fn model_agreement_lists_the_disagreements() {

@@ -3,11 +3,13 @@
 //! Built only from a file that passed every check (`scenario::load_scenario`).
 
 mod autoscaler;
+mod cost;
 mod display;
 mod ingress;
 mod load_balancer;
 mod workload;
 mod zone_network;
+mod zone_slice;
 
 use std::time::Duration;
 
@@ -18,12 +20,14 @@ pub use super::format::{
 pub use autoscaler::{
     Autoscaler, Behavior, PolicyKind, Reporter, ScalingPolicy, ScalingRules, SelectPolicy,
 };
+pub use cost::Cost;
 pub use ingress::{Ingress, IngressReplicas};
 pub use load_balancer::{HealthCheck, LoadBalancer};
 pub use workload::{
     App, IntOrPercent, PreStop, RolloutChange, RolloutStrategy, Termination, exec_runtime,
 };
 pub use zone_network::{Link, ZoneFault, ZoneNetworkChange, ZoneScope, link};
+pub use zone_slice::ZoneSlice;
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +47,8 @@ pub struct Scenario {
     pub load_balancer: Option<LoadBalancer>,
     /// `None`: no ingress replicas.
     pub ingress: Option<Ingress>,
+    /// `cost`: the price of cross-zone bytes (0.01 USD per GB by default).
+    pub cost: Cost,
     /// Changes during the load, in time order.
     pub timeline: Vec<TimelineEvent>,
     pub expectations: Vec<Expectation>,
@@ -331,6 +337,8 @@ pub struct Expectation {
     pub min: Option<Threshold>,
     pub max: Option<Threshold>,
     pub window: Window,
+    /// `originZone`, `destinationZone`: the part of the traffic measured (whole by default).
+    pub zones: ZoneSlice,
 }
 
 /// A bound, in the unit the metric's [`MetricKind`] calls for.
@@ -381,7 +389,8 @@ impl Metric {
             | Metric::MaxSaturation
             | Metric::RejectedRate
             | Metric::TerminationErrorRate
-            | Metric::FirstPositionsShare => MetricKind::Fraction,
+            | Metric::FirstPositionsShare
+            | Metric::CrossZoneShare => MetricKind::Fraction,
             Metric::PositionRankCorrelation => MetricKind::Correlation,
             Metric::SkewMaxMean | Metric::SkewCv => MetricKind::Ratio,
             Metric::StarvedPods
@@ -425,6 +434,7 @@ impl Metric {
             Metric::IngressRestarts => "ingressRestarts",
             Metric::PodLatencyP90 => "podLatencyP90",
             Metric::MinRoutableTargets => "minRoutableTargets",
+            Metric::CrossZoneShare => "crossZoneShare",
         }
     }
 }

@@ -6,7 +6,7 @@
 use crate::clock::TimeScale;
 use crate::measure::{self, Measured, RunData, Window};
 use crate::report::{self, ExpectationResult, WindowSummary};
-use crate::scenario::model::{Expectation, Metric, Threshold};
+use crate::scenario::model::{Expectation, Metric, Threshold, ZoneSlice};
 
 /// Measures `metric` over `window`.
 pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured {
@@ -34,6 +34,36 @@ pub fn measure_metric(metric: Metric, run: &RunData, window: Window) -> Measured
         Metric::IngressRestarts => measure::ingress_restarts(run, window),
         Metric::PodLatencyP90 => measure::pod_latency_p90_max(run, window),
         Metric::MinRoutableTargets => measure::min_routable_targets(run, window),
+        Metric::CrossZoneShare => measure::cross_zone_share(run, window, &ZoneSlice::default()),
+    }
+}
+
+/// Measures `metric` over `window`, restricted to the callers in `zones.origin` and the
+/// answers of pods in `zones.destination` (the scenario allows a slice only on the metrics
+/// that have one: `scenario::decode::expect`).
+pub fn measure_sliced(
+    metric: Metric,
+    run: &RunData,
+    window: Window,
+    zones: &ZoneSlice,
+) -> Measured {
+    match (metric, &zones.origin, &zones.destination) {
+        (Metric::CrossZoneShare, _, _) => measure::cross_zone_share(run, window, zones),
+        (_, None, None) => measure_metric(metric, run, window),
+        (Metric::ErrorRate, _, Some(_)) => measure::error_rate_by_destination(run, window, zones),
+        (Metric::LatencyP99, _, Some(_)) => measure::latency_p99_by_destination(run, zones),
+        (_, Some(origin), None) => {
+            let mut m = measure_metric(metric, &measure::with_origin(run, origin), window);
+            m.evidence = format!("callers in {origin}: {}", m.evidence);
+            m
+        }
+        (_, _, Some(zone)) => Measured {
+            value: None,
+            evidence: format!(
+                "{} is not measured by destination zone ({zone})",
+                metric.as_str()
+            ),
+        },
     }
 }
 
@@ -46,7 +76,7 @@ pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> E
         from_s: scale.wall(expectation.window.from).as_secs_f64(),
         to_s: planned_to.min(run.duration_s),
     };
-    let mut measured = measure_metric(expectation.metric, run, window);
+    let mut measured = measure_sliced(expectation.metric, run, window, &expectation.zones);
     if in_kubernetes_time(expectation.metric) && !scale.is_real() {
         if let Some(wall) = measured.value {
             measured.evidence = format!(
@@ -91,6 +121,8 @@ pub fn evaluate(expectation: &Expectation, run: &RunData, scale: TimeScale) -> E
         passed,
         evidence,
         incomplete,
+        origin_zone: expectation.zones.origin.clone(),
+        destination_zone: expectation.zones.destination.clone(),
     }
 }
 

@@ -27,6 +27,8 @@ pub struct RunFacts {
     pub partial_reason: Option<String>,
     /// The ingress controller's settings (scenarios with `ingress`).
     pub ingress_controller: Option<crate::ingress::ControllerSettings>,
+    /// US dollars per GB of cross-zone bytes (the scenario's `cost.pricePerGb`).
+    pub price_per_gb: f64,
 }
 
 /// Builds the summary.
@@ -48,7 +50,10 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
         &removals,
     );
     let (mut sources, unattributed) = pod_sources(run);
-    let traffic_matrix = traffic_matrix(run);
+    let traffic = measure::traffic_matrix(run, whole);
+    let cross_zone =
+        (!run.generators.is_empty()).then(|| cross_zone(run, &traffic, whole, facts.price_per_gb));
+    let (traffic_matrix, traffic_bytes) = matrix_cells(&traffic);
     let mut pods = pods(run, &skew);
     pods.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
     let mut balanced = pod_load_balancer(run);
@@ -79,6 +84,8 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
             starved: skew.starved.clone(),
         },
         traffic_matrix,
+        traffic_bytes,
+        cross_zone,
         hints: hints(run),
         series: series(run),
         unattributed: (!run.generators.is_empty()).then_some(unattributed),
@@ -162,20 +169,64 @@ fn pods(run: &RunData, skew: &measure::SkewStats) -> Vec<PodSummary> {
         .collect()
 }
 
-/// Origin zone → pod → responses of the load phase (the window of the totals and series).
-fn traffic_matrix(run: &RunData) -> BTreeMap<String, BTreeMap<String, u64>> {
-    let window = Window::whole(run);
-    let mut m: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (g, second, row) in run.load_seconds() {
-        if !window.has_second(second) {
-            continue;
-        }
-        let zone = m.entry(g.zone.clone()).or_default();
-        for (pod, n) in &row.by_backend {
-            *zone.entry(pod.clone()).or_default() += n;
+/// Origin zone → pod → responses, and → bytes, of the load phase (the window of the totals
+/// and series): each origin zone with rows in the window, the pods it got answers from (or,
+/// for bytes, exchanged any byte with).
+#[allow(clippy::type_complexity)]
+fn matrix_cells(
+    traffic: &measure::TrafficMatrix,
+) -> (
+    BTreeMap<String, BTreeMap<String, u64>>,
+    BTreeMap<String, BTreeMap<String, TrafficBytes>>,
+) {
+    let mut requests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut bytes: BTreeMap<String, BTreeMap<String, TrafficBytes>> = BTreeMap::new();
+    for (zone, pods) in traffic {
+        let row = requests.entry(zone.clone()).or_default();
+        for (pod, t) in pods {
+            if t.requests > 0 {
+                row.insert(pod.clone(), t.requests);
+            }
+            if !t.bytes.is_zero() {
+                bytes.entry(zone.clone()).or_default().insert(
+                    pod.clone(),
+                    TrafficBytes {
+                        sent: t.bytes.sent,
+                        received: t.bytes.received,
+                    },
+                );
+            }
         }
     }
-    m
+    (requests, bytes)
+}
+
+/// The matrix split by the answering pod's zone, with the cost of the cross-zone bytes at the
+/// rate measured over `window`.
+fn cross_zone(
+    run: &RunData,
+    traffic: &measure::TrafficMatrix,
+    window: Window,
+    price_per_gb: f64,
+) -> CrossZoneSummary {
+    let split = measure::split(traffic, &measure::pod_zones(run));
+    let seconds = (window.to_s - window.from_s).max(0.0);
+    let bytes = split.cross.bytes.total();
+    CrossZoneSummary {
+        requests: split.cross.requests,
+        bytes,
+        bytes_sent: split.cross.bytes.sent,
+        bytes_received: split.cross.bytes.received,
+        share: split.share(),
+        attributed_requests: split.attributed(),
+        same_zone_requests: split.same.requests,
+        same_zone_bytes: split.same.bytes.total(),
+        unzoned_requests: split.unzoned.requests,
+        unzoned_bytes: split.unzoned.bytes.total(),
+        seconds,
+        price_per_gb,
+        estimated_monthly_usd: measure::monthly_cost_usd(bytes, seconds, price_per_gb),
+    }
 }
 
 fn hints(run: &RunData) -> HintsSummary {

@@ -122,7 +122,9 @@ const HEAT_MAP_MAX_COLUMNS: usize = 10;
 pub fn heat_map(page: &mut String, s: &Summary) {
     open_section(page, "traffic-matrix", "Traffic matrix: origin zone × pod");
     if s.traffic_matrix.is_empty() {
-        page.push_str("<p>No responses were attributed to a pod.</p></section>");
+        page.push_str("<p>No responses were attributed to a pod.</p>");
+        cross_zone_line(page, s);
+        page.push_str("</section>");
         return;
     }
     let mut pods: Vec<&str> = s
@@ -172,9 +174,19 @@ pub fn heat_map(page: &mut String, s: &Summary) {
         } else {
             0.0
         };
+        let bytes = s
+            .traffic_bytes
+            .get(zone)
+            .and_then(|m| m.get(pod))
+            .map_or(0, |b| b.total());
+        let bytes_text = if bytes > 0 {
+            format!(", {} both ways", crate::measure::bytes_text(bytes))
+        } else {
+            String::new()
+        };
         let _ = write!(
             page,
-            "<td class=\"cell n\" data-count=\"{n}\" style=\"background:rgba(9,105,218,{alpha:.3});color:{ink}\" title=\"{} → {}: {} responses ({share:.1}% of the zone's)\">{}</td>",
+            "<td class=\"cell n\" data-count=\"{n}\" data-bytes=\"{bytes}\" style=\"background:rgba(9,105,218,{alpha:.3});color:{ink}\" title=\"{} → {}: {} responses ({share:.1}% of the zone's){bytes_text}\">{}</td>",
             escape(zone),
             escape(pod),
             thousands(n),
@@ -219,8 +231,32 @@ pub fn heat_map(page: &mut String, s: &Summary) {
         page.push_str("</tr>");
     }
     page.push_str(
-        "</tbody></table><p class=\"evidence\">Responses each origin zone's callers got from each pod during the load (source side, by x-pod); the darker the cell, the more.</p></section>",
+        "</tbody></table><p class=\"evidence\">Responses each origin zone's callers got from each pod during the load (source side, by x-pod); the darker the cell, the more.</p>",
     );
+    cross_zone_line(page, s);
+    page.push_str("</section>");
+}
+
+/// The cross-zone share, bytes and their estimated monthly cost, under the traffic matrix.
+fn cross_zone_line(page: &mut String, s: &Summary) {
+    let Some(c) = &s.cross_zone else {
+        return;
+    };
+    let _ = write!(
+        page,
+        "<p class=\"cross-zone\" data-cross-zone-requests=\"{}\" data-cross-zone-bytes=\"{}\">{}</p><p class=\"evidence\">Cross-zone: answered by a pod in another zone than the caller's. Bytes are HTTP bytes (requests, answers, SSE streams) in both directions, each charged; the cost extrapolates this run's rate over 30 days at the scenario's <code>cost.pricePerGb</code> (US dollars per 10<sup>9</sup> bytes).</p>",
+        c.requests,
+        c.bytes,
+        escape(&capitalized(&c.sentence()))
+    );
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -270,8 +306,26 @@ mod tests {
     fn heat_map_cells_carry_counts_and_shade_by_the_largest() {
         let mut page = String::new();
         heat_map(&mut page, &failing_summary());
-        assert!(page.contains("data-count=\"160\" style=\"background:rgba(9,105,218,1.000)"));
-        assert!(page.contains("data-count=\"1\" style=\"background:rgba(9,105,218,0.006)"));
-        assert!(page.contains("zone-a → pod-2: 1 responses (0.6% of the zone's)"));
+        assert!(page.contains(
+            "data-count=\"160\" data-bytes=\"52800\" style=\"background:rgba(9,105,218,1.000)"
+        ));
+        assert!(page.contains(
+            "data-count=\"1\" data-bytes=\"330\" style=\"background:rgba(9,105,218,0.006)"
+        ));
+        assert!(page.contains("zone-a → pod-2: 1 responses (0.6% of the zone's), 330 B both ways"));
+    }
+
+    /// Under the matrix: the share, the bytes and their cost at the run's rate (53,130 B in
+    /// 3 s: 45.9 GB in 30 days, $0.46 at $0.01/GB).
+    #[test]
+    fn the_cross_zone_line_follows_the_heat_map() {
+        let mut page = String::new();
+        heat_map(&mut page, &failing_summary());
+        let line = "<p class=\"cross-zone\" data-cross-zone-requests=\"161\" \
+                    data-cross-zone-bytes=\"53130\">Cross-zone: 100.0% of requests (161 of 161), \
+                    53.1 kB in 3 s, about $0.46/month at this rate and $0.01/GB each way</p>";
+        assert!(page.contains(line), "{page}");
+        assert!(page.find("</table>").unwrap() < page.find(line).unwrap());
+        assert!(page.ends_with("</section>"));
     }
 }

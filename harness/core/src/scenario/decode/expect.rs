@@ -1,12 +1,13 @@
 //! Checks and builds `expect`: thresholds of the kind each metric takes, `min <= max`, window
-//! bounds resolved against the timeline, unique names (given or derived).
+//! bounds resolved against the timeline, the zones of `originZone`/`destinationZone` and the
+//! metrics they apply to, unique names (given or derived).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::super::diagnostic::Problems;
 use super::super::format::{ExpectationSpec, Scalar, ThresholdText};
-use super::super::model::{Expectation, Metric, MetricKind, Threshold, Window};
+use super::super::model::{Expectation, Metric, MetricKind, Threshold, Window, ZoneSlice};
 use super::super::path::FieldPath;
 use super::super::units::{format_duration, parse_duration};
 use super::super::window::parse_bound;
@@ -25,6 +26,10 @@ pub(super) struct Sides {
     pub via_load_balancer: Option<bool>,
     /// The document has a top-level `ingress`.
     pub ingress: bool,
+    /// The cluster's zones, in file order.
+    pub zones: Option<Vec<String>>,
+    /// The zones the load generators run in.
+    pub generator_zones: Option<Vec<String>>,
 }
 
 /// `specs` are the decodable entries with their index in the file.
@@ -74,10 +79,11 @@ pub(super) fn build(
             load_duration,
             problems,
         );
+        let zones = build_slice(spec, &path, &sides, problems);
         let name = spec
             .name
             .clone()
-            .unwrap_or_else(|| default_name(spec, &window.label));
+            .unwrap_or_else(|| default_name(spec, &window.label, &zones));
         name_paths.push(if spec.name.is_some() {
             path.key("name")
         } else {
@@ -89,6 +95,7 @@ pub(super) fn build(
             min,
             max,
             window,
+            zones,
         });
     }
     check_unique(
@@ -141,6 +148,101 @@ fn missing_side(metric: Metric, sides: &Sides) -> Option<String> {
             ))
         }
         _ => None,
+    }
+}
+
+/// The metrics `originZone` restricts: those measured from the generators' own counts.
+const BY_ORIGIN: &[Metric] = &[
+    Metric::ErrorRate,
+    Metric::Http5xxRate,
+    Metric::TransportErrorRate,
+    Metric::TimeoutRate,
+    Metric::LatencyP99,
+    Metric::CrossZoneShare,
+];
+
+/// The metrics `destinationZone` restricts: those the generators attribute to a pod.
+const BY_DESTINATION: &[Metric] = &[
+    Metric::ErrorRate,
+    Metric::LatencyP99,
+    Metric::CrossZoneShare,
+];
+
+fn metric_list(metrics: &[Metric]) -> String {
+    metrics
+        .iter()
+        .map(|m| m.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `originZone` and `destinationZone`: zones of the cluster (the origin one with a generator
+/// in it), on a metric they apply to; `latencyP99` by destination zone has no window (the
+/// per-pod histograms cover the generators' whole runs).
+fn build_slice(
+    spec: &ExpectationSpec,
+    path: &FieldPath,
+    sides: &Sides,
+    problems: &mut Problems<'_>,
+) -> ZoneSlice {
+    let metric = spec.metric;
+    let mut check = |zone: &Option<super::super::format::ZoneName>,
+                     key: &str,
+                     applies: &[Metric]|
+     -> Option<String> {
+        let zone = zone.as_ref()?.0.clone();
+        let at = path.key(key);
+        if !applies.contains(&metric) {
+            problems.at(
+                &at,
+                format!(
+                    "`{key}` applies to {}, not to {}",
+                    metric_list(applies),
+                    metric.as_str()
+                ),
+            );
+        }
+        if let Some(zones) = &sides.zones
+            && !zones.contains(&zone)
+        {
+            problems.at(
+                &at,
+                format!(
+                    "zone `{zone}` is not a cluster zone; cluster zones are: {}",
+                    zones.join(", ")
+                ),
+            );
+        } else if key == "originZone"
+            && let Some(generators) = &sides.generator_zones
+            && !generators.contains(&zone)
+        {
+            let mut zones = generators.clone();
+            zones.sort();
+            zones.dedup();
+            problems.at(
+                &at,
+                format!(
+                    "no load generator runs in zone `{zone}`, so no caller is there; generators \
+                     run in: {}",
+                    zones.join(", ")
+                ),
+            );
+        }
+        Some(zone)
+    };
+    let origin = check(&spec.origin_zone, "originZone", BY_ORIGIN);
+    let destination = check(&spec.destination_zone, "destinationZone", BY_DESTINATION);
+    if destination.is_some() && metric == Metric::LatencyP99 && spec.window.is_some() {
+        problems.at(
+            &path.key("window"),
+            "latencyP99 by `destinationZone` is measured over the generators' whole runs (from \
+             the per-pod latency histograms, which have no time axis): remove `window`, or use \
+             `originZone`, which has one",
+        );
+    }
+    ZoneSlice {
+        origin,
+        destination,
     }
 }
 
@@ -258,9 +360,9 @@ fn build_window(
     }
 }
 
-/// `errorRate <= 0.01`, `0.5 <= skewCv <= 2`, with ` during <window>` unless the window is the
-/// whole load.
-fn default_name(spec: &ExpectationSpec, window_label: &str) -> String {
+/// `errorRate <= 0.01`, `0.5 <= skewCv <= 2`, with ` from <zone>`/` to <zone>` for a slice and
+/// ` during <window>` unless the window is the whole load.
+fn default_name(spec: &ExpectationSpec, window_label: &str, zones: &ZoneSlice) -> String {
     let metric = spec.metric.as_str();
     let mut name = match (&spec.min, &spec.max) {
         (Some(_), Some(_)) => format!(
@@ -271,6 +373,7 @@ fn default_name(spec: &ExpectationSpec, window_label: &str) -> String {
         (Some(_), None) => format!("{metric} >= {}", shown(spec.min.as_ref())),
         _ => format!("{metric} <= {}", shown(spec.max.as_ref())),
     };
+    name.push_str(&zones.suffix());
     if window_label != "start..end" {
         name.push_str(&format!(" during {window_label}"));
     }

@@ -5,6 +5,7 @@
 
 mod autoscaler;
 mod cluster;
+mod cost;
 mod cross;
 mod expect;
 mod ingress;
@@ -84,6 +85,8 @@ fn build(
     let ingress_spec: Option<Option<format::IngressSpec>> =
         decode_optional(&doc, "ingress", &structure, problems);
     let time_scale: Option<Option<f64>> = decode_optional(&doc, "timeScale", &structure, problems);
+    let cost_spec: Option<Option<format::CostSpec>> =
+        decode_optional(&doc, "cost", &structure, problems);
     let timeline_entries = decode_timeline(&doc, &structure, problems);
     let expect_spec = decode_each::<format::ExpectationSpec>(&doc, "expect", &structure, problems);
 
@@ -136,6 +139,10 @@ fn build(
                 .as_ref()
                 .map(|l| l.generators.iter().any(|g| g.via == Via::LoadBalancer)),
             ingress: doc.get("ingress").is_some(),
+            zones: cluster_refs.as_ref().map(|c| c.zones.clone()),
+            generator_zones: load_refs
+                .as_ref()
+                .map(|l| l.generators.iter().map(|g| g.zone.clone()).collect()),
         };
         expect::build(&spec, named_events, duration, sides, problems)
     });
@@ -147,6 +154,7 @@ fn build(
         cross::check_via(load, doc.get("loadBalancer").is_some(), problems);
         cross::check_via_ingress(load, doc.get("ingress").is_some(), problems);
     }
+    let cost = cost_spec.map(|spec| cost::build(spec.as_ref(), problems));
     let metadata = metadata?;
     Some(Scenario {
         name: metadata.name.0,
@@ -158,6 +166,7 @@ fn build(
         load: load?,
         load_balancer: load_balancer?,
         ingress: ingress?,
+        cost: cost?,
         timeline: timeline?.events,
         expectations: expectations?,
         time_scale: time_scale?.unwrap_or(1.0),

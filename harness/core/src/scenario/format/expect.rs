@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::scalars::{ThresholdText, WindowBound};
+use super::scalars::{ThresholdText, WindowBound, ZoneName};
 
 /// Something that must hold for the scenario to pass. At least one of `max` and `min`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -15,7 +15,7 @@ pub struct ExpectationSpec {
     pub name: Option<String>,
     /// The measurement the bounds apply to.
     pub metric: MetricName,
-    /// The largest acceptable value. Rates and `maxSaturation` take a fraction from 0 to 1
+    /// The largest acceptable value. Rates, shares and `maxSaturation` take a fraction from 0 to 1
     /// (or a percentage such as `"1%"`),
     /// `skewMaxMean` and `skewCv` a non-negative number, `starvedPods`, `hintFlaps`,
     /// `requestsAfterRemoval`, `maxReplicas`, `minReplicas`, `readinessFlips`,
@@ -30,6 +30,15 @@ pub struct ExpectationSpec {
     /// The part of the load the metric is computed over; the whole load by default.
     #[serde(default)]
     pub window: Option<WindowSpec>,
+    /// Only the callers in this zone (the generators whose `zone` it is). For `errorRate`,
+    /// `http5xxRate`, `transportErrorRate`, `timeoutRate`, `latencyP99` and `crossZoneShare`.
+    #[serde(default)]
+    pub origin_zone: Option<ZoneName>,
+    /// Only the answers of pods in this zone (the answering pod's zone, by its `x-pod`). For
+    /// `errorRate` (non-2xx answers of those pods over their answers; transport errors name no
+    /// pod), `latencyP99` (over the generators' whole runs: no `window`) and `crossZoneShare`.
+    #[serde(default)]
+    pub destination_zone: Option<ZoneName>,
 }
 
 /// A time window within the load. Each bound is `start`, `end`, the name of a timeline entry
@@ -104,4 +113,7 @@ pub enum MetricName {
     /// The fewest targets the load balancer could route new requests to (healthy, or all
     /// registered ones when every one is unhealthy) at any instant of the window.
     MinRoutableTargets,
+    /// Of the responses attributed to a pod, the share answered by a pod in another zone than
+    /// its caller's (the generator's zone against the answering pod's).
+    CrossZoneShare,
 }

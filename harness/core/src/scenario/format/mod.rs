@@ -4,6 +4,7 @@
 //! text); `scenario::build` turns them into the engine's typed model.
 
 mod autoscaler;
+mod cost;
 mod expect;
 mod ingress;
 mod lifecycle;
@@ -20,6 +21,7 @@ pub use autoscaler::{
     AutoscalerMetricSpec, AutoscalerSpec, BehaviorSpec, PolicyKind, Reporter, ScalingPolicySpec,
     ScalingRulesSpec, SelectPolicy,
 };
+pub use cost::CostSpec;
 pub use expect::{ExpectationSpec, MetricName, WindowSpec};
 pub use ingress::{
     BalanceAlgorithmSpec, ChurnSpec, IngressSpec, IngressVersion, SortEndpointsBySpec,
@@ -77,6 +79,10 @@ pub struct ScenarioFile {
     /// with `via: ingress`. Omit it for none.
     #[serde(default)]
     pub ingress: Option<IngressSpec>,
+    /// The price of bytes that cross between zones, for the reports' estimated monthly cost
+    /// of the run's cross-zone traffic (0.01 USD per GB by default).
+    #[serde(default)]
+    pub cost: Option<CostSpec>,
     /// A default for `harness run --time-scale`, in (0, 1]: every control-plane period, delay
     /// and timeout (probe period, autoscaler sync, stabilization and policy periods, `preStop`
     /// sleep, grace period, load-balancer lags and health checks, `minReadySeconds`, the app's
