@@ -290,6 +290,52 @@ fn a_placement_the_model_cannot_reproduce_is_said() {
 }
 
 #[test]
+fn the_eks_import_runs_on_the_local_target() {
+    let _one = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    support::require_workload_bins();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("checkout.yaml");
+    let files = [
+        fixture("eks-nodes.yaml"),
+        fixture("eks-service.yaml"),
+        fixture("eks-workloads.yaml"),
+        fixture("eks-endpointslices.yaml"),
+    ];
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    import(
+        &files,
+        "checkout-api",
+        &scenario,
+        &["--rate", "us-east-1a=30,us-east-1c=30"],
+    );
+    let out = dir.path().join("run");
+    let status = support::harness_command(&["run", &scenario.display().to_string()])
+        .args(["--seed", "7", "--progress", "none"])
+        .args(["--set", "load.duration=4s", "--set", "load.warmup=1s"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let summary = support::summary(&out);
+    assert_eq!(status.code(), Some(0), "{summary:#}");
+    // Six pods, two per zone, on nodes the imported placement allows; 60 rps for 4 s.
+    let pods = summary["pods"].as_array().unwrap();
+    assert_eq!(pods.len(), 6);
+    assert!(
+        pods.iter()
+            .all(|p| p["node"] != "ip-10-0-38-52.ec2.internal"),
+        "the tainted node"
+    );
+    let attempted = summary["totals"]["attempted"].as_u64().unwrap();
+    assert!((220..=260).contains(&attempted), "{attempted}");
+    assert_eq!(summary["audit"]["held"], true);
+}
+
+#[test]
 fn an_imported_scenario_runs_on_the_local_target() {
     let _one = support::ONE_AT_A_TIME
         .lock()

@@ -169,6 +169,10 @@ pub fn import(
         service.push(h.field);
     }
     let service_comments = disruption_budgets(selected, &mut notes);
+    notes.push(default_note(
+        "cluster",
+        "allocatable CPU is written as the nodes report it; on the kind target one factor scales every node to fit this host, keeping each zone's share (`harness plan FILE --target kind` shows it); on the local target it only drives placement and hints",
+    ));
     let generators = generators(&zones, rates, &mut notes)?;
     let observed_endpoints = observed_endpoints(selected);
     Ok(Imported {

@@ -63,6 +63,10 @@ pub fn render(imported: &Imported) -> String {
     let _ = writeln!(w, "  name: {}", imported.name);
     let _ = writeln!(w, "  description: {}", quoted(&imported.description));
     let _ = writeln!(w, "cluster:");
+    let _ = writeln!(
+        w,
+        "  # Allocatable CPU as the nodes report it; on kind, one factor scales every node to fit the host."
+    );
     if !imported.control_plane.is_empty() {
         let _ = writeln!(w, "  controlPlane:");
         for node in &imported.control_plane {
