@@ -16,6 +16,25 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// Runs the imported `scenario` for 4 s (seed 7, 1 s warm-up) into `dir/run`: its exit code
+/// and summary.
+fn run_briefly(
+    scenario: &std::path::Path,
+    dir: &std::path::Path,
+) -> (Option<i32>, serde_json::Value) {
+    let out = dir.join("run");
+    let status = support::harness_command(&["run", &scenario.display().to_string()])
+        .args(["--seed", "7", "--progress", "none"])
+        .args(["--set", "load.duration=4s", "--set", "load.warmup=1s"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    (status.code(), support::summary(&out))
+}
+
 fn text_of(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
@@ -310,18 +329,8 @@ fn the_eks_import_runs_on_the_local_target() {
         &scenario,
         &["--rate", "us-east-1a=30,us-east-1c=30"],
     );
-    let out = dir.path().join("run");
-    let status = support::harness_command(&["run", &scenario.display().to_string()])
-        .args(["--seed", "7", "--progress", "none"])
-        .args(["--set", "load.duration=4s", "--set", "load.warmup=1s"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    let summary = support::summary(&out);
-    assert_eq!(status.code(), Some(0), "{summary:#}");
+    let (code, summary) = run_briefly(&scenario, dir.path());
+    assert_eq!(code, Some(0), "{summary:#}");
     // Six pods, two per zone, on nodes the imported placement allows; 60 rps for 4 s.
     let pods = summary["pods"].as_array().unwrap();
     assert_eq!(pods.len(), 6);
@@ -354,36 +363,22 @@ fn an_imported_scenario_runs_on_the_local_target() {
         &scenario,
         &["--rate", "dc1-a=40,dc1-b=40"],
     );
-    let out = dir.path().join("run");
-    let status = support::harness_command(&["run", &scenario.display().to_string()])
-        .args(["--seed", "7", "--progress", "none"])
-        .args(["--set", "load.duration=4s", "--set", "load.warmup=1s"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    let summary = support::summary(&out);
-    assert_eq!(status.code(), Some(0), "{summary:#}");
+    let (code, summary) = run_briefly(&scenario, dir.path());
+    assert_eq!(code, Some(0), "{summary:#}");
     // 80 rps for 4 s, answered by the four pods; the run's own audit held.
     let attempted = summary["totals"]["attempted"].as_u64().unwrap();
     assert!((300..=340).contains(&attempted), "{attempted} requests");
     assert_eq!(summary["totals"]["errorRate"].as_f64(), Some(0.0));
     assert_eq!(summary["audit"]["held"], true);
     // Hints on, as the objects say: each zone's callers were answered by its own pods only.
-    let zone_of = |pod: &str| {
-        summary["pods"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == pod)
-            .map(|p| p["zone"].as_str().unwrap().to_owned())
-            .unwrap()
-    };
     for (origin, row) in summary["trafficMatrix"].as_object().unwrap() {
         for pod in row.as_object().unwrap().keys() {
-            assert_eq!(&zone_of(pod), origin, "{:#}", summary["trafficMatrix"]);
+            assert_eq!(
+                support::pod_zone(&summary, pod),
+                origin,
+                "{:#}",
+                summary["trafficMatrix"]
+            );
         }
     }
 }

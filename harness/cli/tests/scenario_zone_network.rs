@@ -19,15 +19,6 @@ fn a_partition_times_out_cross_zone_requests_and_healing_ends_it() {
     );
     assert_eq!(transport["reset"], 0, "{transport}");
     assert!(transport["timeout"].as_u64().unwrap() > 0, "{transport}");
-    let zone_of = |pod: &str| {
-        s["pods"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == pod)
-            .map(|p| p["zone"].as_str().unwrap().to_owned())
-            .unwrap()
-    };
     let errors: Vec<f64> = s["series"]["errorRate"]
         .as_array()
         .unwrap()
@@ -45,7 +36,7 @@ fn a_partition_times_out_cross_zone_requests_and_healing_ends_it() {
     // During the cut only zone-a's pod answers what was sent in second 5.
     for (pod, per_second) in s["series"]["requestsPerPod"].as_object().unwrap() {
         let during = per_second[5].as_u64().unwrap();
-        if zone_of(pod) == "zone-a" {
+        if support::pod_zone(&s, pod) == "zone-a" {
             assert!(during > 0, "{pod} kept answering: {per_second}");
         } else {
             assert_eq!(during, 0, "{pod} is across the cut: {per_second}");

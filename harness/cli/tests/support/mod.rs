@@ -105,6 +105,15 @@ pub fn run_testdata(file: &str) -> (i32, Value, Vec<Value>) {
     )
 }
 
+/// The zone of `pod` in a summary's `pods`; panics naming the pod when it is not there.
+pub fn pod_zone<'a>(summary: &'a Value, pod: &str) -> &'a str {
+    summary["pods"]
+        .as_array()
+        .and_then(|pods| pods.iter().find(|p| p["name"] == pod))
+        .and_then(|p| p["zone"].as_str())
+        .unwrap_or_else(|| panic!("no pod {pod} with a zone in the summary"))
+}
+
 /// `summary.json` of a run, validated against `harness schema summary`.
 pub fn summary(out: &Path) -> Value {
     let text = std::fs::read_to_string(out.join("summary.json")).unwrap();

@@ -13,7 +13,7 @@ use super::autoscaler::autoscaler;
 use super::placement::{Worker, placement};
 use super::pod_spec;
 use super::select::{Selected, template_labels};
-use super::text::{Field, Note, NoteKind};
+use super::text::{Field, Note, NoteKind, dns_label};
 use harness_core::text::natural_key;
 
 /// A node as written under `cluster`.
@@ -204,20 +204,9 @@ fn default_note(field: &str, text: &str) -> Note {
     }
 }
 
-/// A DNS label for `metadata.name`.
+/// `<service>-imported`, the scenario's `metadata.name`.
 fn scenario_name(service: &str) -> String {
-    let mut name: String = format!("{service}-imported")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    name.truncate(63);
-    name.trim_matches('-').to_owned()
+    dns_label(&format!("{service}-imported"))
 }
 
 type Nodes = (Vec<ZoneEntry>, Vec<NodeEntry>);

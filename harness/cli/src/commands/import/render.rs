@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::mapping::{Imported, NodeEntry};
-use super::text::{NoteKind, quoted};
+use super::text::{NoteKind, dns_label, quoted};
 
 /// Requests per second written for a zone whose load is to be filled in.
 pub const PLACEHOLDER_RATE: f64 = 10.0;
@@ -152,18 +152,7 @@ fn ready_text(node: &NodeEntry) -> &'static str {
     if node.ready { "" } else { ", ready: false" }
 }
 
-/// `from-<zone>` as a DNS label.
+/// `from-<zone>`, a generator's name.
 pub fn generator_name(zone: &str) -> String {
-    let mut name: String = format!("from-{zone}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    name.truncate(63);
-    name.trim_end_matches('-').to_owned()
+    dns_label(&format!("from-{zone}"))
 }

@@ -112,3 +112,45 @@ pub fn quoted(s: &str) -> String {
 pub fn seconds(s: i64) -> String {
     format!("{s}s")
 }
+
+/// `text` as a DNS label: lower case, `-` for anything else than a letter or digit, at most 63
+/// characters, no `-` at either end.
+pub fn dns_label(text: &str) -> String {
+    let mut name: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    name.truncate(63);
+    name.trim_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_labels_from_any_text() {
+        assert_eq!(dns_label("from-us-east-1a"), "from-us-east-1a");
+        assert_eq!(
+            dns_label("Checkout_API.v2-imported"),
+            "checkout-api-v2-imported"
+        );
+        assert_eq!(dns_label(&"x".repeat(70)).len(), 63);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_gives_a_label_kubernetes_accepts(text in "\\PC{0,80}") {
+            let label = dns_label(&text);
+            proptest::prop_assert!(label.len() <= 63);
+            proptest::prop_assert!(label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
+            proptest::prop_assert!(!label.starts_with('-') && !label.ends_with('-'));
+        }
+    }
+}
