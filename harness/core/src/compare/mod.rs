@@ -688,4 +688,35 @@ mod tests {
             "{html}"
         );
     }
+
+    /// The candidate sends a seventh of the base's bytes across zones: both pages say so with
+    /// its cost, and a bound on the bytes gates the other way round.
+    #[test]
+    fn cross_zone_bytes_are_compared_told_and_gated() {
+        let base = failing_summary();
+        let mut candidate = failing_summary();
+        let z = candidate.cross_zone.as_mut().unwrap();
+        z.bytes = 7_590;
+        z.estimated_monthly_usd = crate::measure::monthly_cost_usd(7_590, 3.0, 0.01);
+        let c = compare(&base, &candidate, ("a", "b"), &[bound("crossZoneBytes=0")]).unwrap();
+        assert_eq!(c.verdict, CompareVerdict::Ok, "{:?}", c.regressions);
+        let text = "cross-zone bytes −86 % (53.1 kB → 7.59 kB), about $0.07/month at this \
+                    rate (base $0.46/month, −$0.39)";
+        assert_eq!(c.cross_zone.as_ref().unwrap().text, text);
+        assert!(render_compare_markdown(&c).contains(&format!("- {text}\n")));
+        assert!(render_compare_html(&c).contains(&format!("<p class=\"cross-zone\">{text}</p>")));
+        let worse = compare(
+            &candidate,
+            &base,
+            ("b", "a"),
+            &[bound("crossZoneBytes=1000")],
+        )
+        .unwrap();
+        assert_eq!(worse.verdict, CompareVerdict::Regression);
+        assert!(
+            worse.regressions[0].starts_with("crossZoneBytes: 7590 → 53130"),
+            "{:?}",
+            worse.regressions
+        );
+    }
 }
