@@ -252,6 +252,15 @@ impl KubeApi {
             .map_err(|e| ApiError::new(format!("labelling Node {node} {key}={value}"), e))
     }
 
+    /// Every Node (`zoneNetwork`: their zones and pod CIDRs when a fault starts).
+    pub async fn list_nodes(&self) -> Result<Vec<Node>, ApiError> {
+        let api: Api<Node> = Api::all(self.client.clone());
+        api.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|e| ApiError::new("listing Nodes", e))
+    }
+
     /// Deletes a Node object; a missing one is fine.
     pub async fn delete_node(&self, node: &str) -> Result<(), ApiError> {
         let api: Api<Node> = Api::all(self.client.clone());

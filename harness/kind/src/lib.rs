@@ -6,7 +6,8 @@
 //! Kubernetes objects ([`manifests`]), the API calls ([`api`]), the watchers and the timeline
 //! they write ([`watch`], [`observer`]), the model check ([`agreement`]), the third-party releases
 //! ([`pinned`]) and the real HPA's status on the timeline ([`autoscaler`]), the first
-//! contact with a cluster the harness did not create ([`preflight`]), and the engine's
+//! contact with a cluster the harness did not create ([`preflight`]), the network faults
+//! between zones as `tc` commands in the node containers ([`netem`]), and the engine's
 //! `Target` on kind ([`driver`]). See docs/kind-target.md.
 
 pub mod access;
@@ -23,6 +24,7 @@ pub mod import;
 pub mod labels;
 pub mod lifecycle;
 pub mod manifests;
+pub mod netem;
 pub mod node_image;
 pub mod observer;
 pub mod pinned;

@@ -1,5 +1,5 @@
 //! The kind cluster lifecycle as commands: create, list, load images, stop and start a node's
-//! kubelet, delete. Each is a pure function returning the [`Cmd`] (tested for its exact
+//! kubelet, `tc` in a node and the nodes' addresses (`zoneNetwork`), delete. Each is a pure function returning the [`Cmd`] (tested for its exact
 //! arguments), and [`Cluster`] runs them through a [`Toolbox`]. The harness only ever creates,
 //! touches or deletes clusters named `harness-*` ([`names::CLUSTER_PREFIX`]).
 
@@ -133,6 +133,31 @@ pub fn set_node_label_zone(cluster: &str, node: &str, zone: &str) -> Result<Cmd,
     node_command(cluster, node, &["sh", "-c", &script])
 }
 
+/// `docker exec NODE tc ARGS...`: one `zoneNetwork` command in a kind node
+/// ([`crate::netem`] builds the arguments).
+pub fn tc(cluster: &str, node: &str, args: &[String]) -> Result<Cmd, LifecycleError> {
+    let mut command = vec!["tc"];
+    command.extend(args.iter().map(String::as_str));
+    node_command(cluster, node, &command)
+}
+
+/// `docker inspect --format '{{.Name}}{{range .NetworkSettings.Networks}} {{.IPAddress}}{{end}}'
+/// NODE...`: each node container's addresses on its Docker networks
+/// ([`crate::netem::parse_addresses`]).
+pub fn node_addresses(cluster: &str, nodes: &[String]) -> Result<Cmd, LifecycleError> {
+    ours(cluster)?;
+    if let Some(other) = nodes
+        .iter()
+        .find(|n| !n.starts_with(&format!("{cluster}-")))
+    {
+        return Err(LifecycleError::NotOurs(other.clone()));
+    }
+    Ok(Cmd::new("docker")
+        .args(["inspect", "--format", crate::netem::INSPECT_FORMAT])
+        .args(nodes.iter().cloned())
+        .timeout(SHORT_TIMEOUT))
+}
+
 fn node_command(cluster: &str, node: &str, command: &[&str]) -> Result<Cmd, LifecycleError> {
     ours(cluster)?;
     if !node.starts_with(&format!("{cluster}-")) {
@@ -229,6 +254,35 @@ impl Cluster {
         Ok(())
     }
 
+    /// Runs `tc ARGS` in `node` (`docker exec`).
+    pub fn tc(&self, node: &str, args: &[String]) -> Result<(), LifecycleError> {
+        self.tools.output(&tc(&self.name, node, args)?)?;
+        Ok(())
+    }
+
+    /// `tc qdisc del dev eth0 root` in `node`, where finding nothing to remove (no root qdisc,
+    /// no running container: [`crate::netem::already_clean`]) is success: teardown's undoing
+    /// of `zoneNetwork`, safe to repeat.
+    pub fn tc_clean(&self, node: &str) -> Result<(), LifecycleError> {
+        match self
+            .tools
+            .output(&tc(&self.name, node, &crate::netem::del_root())?)
+        {
+            Ok(_) => Ok(()),
+            Err(ExecError::Failed { stderr, .. }) if crate::netem::already_clean(&stderr) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Each of `nodes`' IPv4 addresses (`docker inspect`).
+    pub fn node_addresses(
+        &self,
+        nodes: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Vec<std::net::Ipv4Addr>>, LifecycleError> {
+        let out = self.tools.output(&node_addresses(&self.name, nodes)?)?;
+        Ok(crate::netem::parse_addresses(&out.stdout))
+    }
+
     /// Deletes the cluster (kind deletes a missing cluster without error).
     pub fn delete(&self) -> Result<(), LifecycleError> {
         let cmd = delete_cluster(&self.name, self.kubeconfig.as_deref())?;
@@ -282,6 +336,24 @@ mod tests {
         assert_eq!(
             delete_cluster("harness-x", None).unwrap().command_line(),
             "kind delete cluster --name harness-x"
+        );
+        assert_eq!(
+            tc("harness-x", "harness-x-worker2", &crate::netem::del_root())
+                .unwrap()
+                .command_line(),
+            "docker exec harness-x-worker2 tc qdisc del dev eth0 root"
+        );
+        assert_eq!(
+            node_addresses(
+                "harness-x",
+                &[
+                    "harness-x-worker".to_owned(),
+                    "harness-x-worker2".to_owned()
+                ]
+            )
+            .unwrap()
+            .command_line(),
+            "docker inspect --format '{{.Name}}{{range .NetworkSettings.Networks}} {{.IPAddress}}{{end}}' harness-x-worker harness-x-worker2"
         );
         let reserve = set_kube_reserved_cpu("harness-x", "harness-x-worker", 2500).unwrap();
         let args = reserve.get_args();
@@ -362,6 +434,14 @@ mod tests {
         }
         assert!(matches!(
             stop_kubelet("harness-x", "other-worker"),
+            Err(LifecycleError::NotOurs(_))
+        ));
+        assert!(matches!(
+            tc("harness-x", "other-worker", &crate::netem::del_root()),
+            Err(LifecycleError::NotOurs(_))
+        ));
+        assert!(matches!(
+            node_addresses("harness-x", &["other-worker".to_owned()]),
             Err(LifecycleError::NotOurs(_))
         ));
         assert_eq!(

@@ -12,6 +12,7 @@
 //! | `rollout` | a strategic merge patch of the Deployment's pod template ([`super::rollout`]) |
 //! | `reloadIngress: {}` | the controller's ConfigMap applied at the next rewrite generation: every replica reloads ([`super::ingress`]) |
 //! | `restartIngress` | deletes the replica's pod (or every replica's): the StatefulSet recreates it, a fresh HAProxy |
+//! | `zoneNetwork` | `docker exec NODE tc ...` in the worker nodes of both zones: netem for the other zone's node and pod addresses ([`super::zone_network`], [`crate::netem`]) |
 //!
 //! `killPod: {pod: N}` means the N-th service pod of the run in creation order (the local
 //! target names that pod `pod-N`). In an existing cluster node actions need
@@ -165,10 +166,6 @@ pub(super) async fn act(
                 "{event} without an ingress controller in the run"
             ))),
         },
-        // Not among the kind target's capabilities yet: the engine refuses such a scenario
-        // before anything starts, so this is only reached by a caller that skipped the check.
-        Action::ZoneNetwork(_) => Err(KindError::Unsupported(format!(
-            "{event}: network faults between zones are not implemented on the kind target yet"
-        ))),
+        Action::ZoneNetwork(change) => super::zone_network::act(run, event, change).await,
     }
 }

@@ -134,6 +134,7 @@ pub(super) async fn deploy(
         lb_pod: None,
         ingress: None,
         cluster_objects: Vec::new(),
+        zone_net: None,
     });
 
     // Before anything is created: the pinned releases, the tools, the images, the cluster's
@@ -464,7 +465,8 @@ pub(super) fn describe_pod(pod: &k8s_openapi::api::core::v1::Pod) -> String {
     format!("{name}: {phase}{why}")
 }
 
-/// Stops the tasks, deletes the namespace, and deletes the cluster when this run created it.
+/// Stops the tasks, removes the `zoneNetwork` faults from the node containers, deletes the
+/// namespace, and deletes the cluster when this run created it.
 pub(super) async fn teardown(mut run: Running) -> Result<(), TargetError> {
     run.stop.cancel();
     run.sampler.finish(WATCH_STOP).await;
@@ -472,6 +474,10 @@ pub(super) async fn teardown(mut run: Running) -> Result<(), TargetError> {
         let _ = tokio::time::timeout(WATCH_STOP, task).await;
     }
     let mut failures = Vec::new();
+    // First, while the nodes are there: a reused cluster (--cluster) must not keep them.
+    if let Err(e) = super::zone_network::cleanup(&mut run).await {
+        failures.push(e);
+    }
     if let Some(api) = &run.api
         && !run.cluster_objects.is_empty()
         && let Err(e) =

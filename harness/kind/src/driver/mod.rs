@@ -4,9 +4,10 @@
 //! Deployment (and the load balancer's objects, [`lb`]) by server-side apply and waits for the
 //! pods; the watchers ([`crate::watch`]) write the timeline from then on. Load creates the
 //! generator pods; actions go to kubelets (`docker exec`), Nodes, the scale subresource, pods
-//! and the Deployment's pod template ([`rollout`]); collect reads the generators' reports from
-//! their logs, the sidecar samples scraped through the pod proxy and the load balancer's
-//! accounting; teardown deletes the namespace, and the cluster when this run created it.
+//! and the Deployment's pod template ([`rollout`]), `tc` netem in the node containers
+//! ([`zone_network`]); collect reads the generators' reports from their logs, the sidecar
+//! samples scraped through the pod proxy and the load balancer's accounting; teardown removes
+//! the network faults, deletes the namespace, and the cluster when this run created it.
 
 mod actions;
 mod collect;
@@ -18,6 +19,7 @@ mod options;
 mod pipeline;
 mod rollout;
 mod sampler;
+pub mod zone_network;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -96,6 +98,8 @@ struct Running {
     /// The ingress controller's cluster-scoped objects (teardown deletes them: the namespace's
     /// deletion does not), set before they are applied.
     cluster_objects: Vec<crate::pinned::apply::ObjectRef>,
+    /// The `zoneNetwork` faults in place in the node containers (teardown removes them).
+    zone_net: Option<zone_network::ZoneNetwork>,
 }
 
 impl KindTarget {
@@ -230,7 +234,8 @@ impl Running {
 /// node lifecycle controller's `node-monitor-grace-period` against the kubelet's lease
 /// renewals — a cluster setting not scaled here; an autoscaler at another scale; an ingress
 /// controller version kind cannot run (`manifests::ingress::kind_support`) and the ingress
-/// churn and actions kind cannot carry out ([`ingress::refuse`]).
+/// churn and actions kind cannot carry out ([`ingress::refuse`]); what `zoneNetwork` cannot be
+/// on kind ([`zone_network::refusals`]).
 pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
     let mut out: Vec<String> = durations::check(scenario, time_scale)
         .into_iter()
@@ -260,6 +265,7 @@ pub fn refusals(scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
         out.push(reason);
     }
     out.extend(ingress::refuse::refusals(scenario, time_scale));
+    out.extend(zone_network::refusals(scenario));
     out
 }
 
@@ -280,6 +286,8 @@ impl Target for KindTarget {
             Capability::Rollout,
             Capability::LoadBalancer,
             Capability::TimeScale,
+            // Refused in an existing cluster by `refusals`, which names the flag.
+            Capability::ZoneNetwork,
         ]);
         if matches!(self.options.mode, ClusterMode::Existing { .. }) {
             // Another cluster's nodes are no containers to `docker exec` into: only their Node
@@ -305,7 +313,11 @@ impl Target for KindTarget {
     }
 
     fn refusals(&self, scenario: &Scenario, time_scale: TimeScale) -> Vec<String> {
-        refusals(scenario, time_scale)
+        let mut out = refusals(scenario, time_scale);
+        if matches!(self.options.mode, ClusterMode::Existing { .. }) {
+            out.extend(zone_network::existing_cluster_refusal(scenario));
+        }
+        out
     }
 
     /// In a cluster the harness did not create: its API server's version against the floor
