@@ -327,9 +327,9 @@ pub fn run_once(
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Failure::Infrastructure(anyhow!("cannot start the async runtime: {e}")))?;
     let mut target = match kind_options {
-        None => {
-            RunTarget::Local(LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?)
-        }
+        None => RunTarget::Local(Box::new(
+            LocalTarget::new().map_err(|e| Failure::Infrastructure(e.into()))?,
+        )),
         Some((kind, create)) => {
             RunTarget::Kind(Box::new(KindTarget::new(kind).with_create(create)))
         }

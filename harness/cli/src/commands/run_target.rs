@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 /// The local or the kind target.
 pub enum RunTarget {
-    Local(LocalTarget),
+    Local(Box<LocalTarget>),
     Kind(Box<KindTarget>),
 }
 
@@ -25,7 +25,7 @@ impl RunTarget {
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         match self {
-            RunTarget::Local(t) => engine::check(t, scenario, ctx, cancel).await,
+            RunTarget::Local(t) => engine::check(t.as_mut(), scenario, ctx, cancel).await,
             RunTarget::Kind(t) => engine::check(t.as_mut(), scenario, ctx, cancel).await,
         }
     }
@@ -42,7 +42,7 @@ impl RunTarget {
         match self {
             RunTarget::Local(t) => {
                 let mut outcome =
-                    engine::run_checked(t, scenario, ctx, options, cancel, progress).await;
+                    engine::run_checked(t.as_mut(), scenario, ctx, options, cancel, progress).await;
                 outcome.summary.kubernetes =
                     Some(KubernetesInfo::modelled(kube_model::KUBERNETES_VERSION));
                 outcome
