@@ -8,17 +8,16 @@ use std::path::{Path, PathBuf};
 use harness_kind::exec::Toolbox;
 
 /// The script every fake runs. Arguments are logged separated by the ASCII unit separator, one
-/// call per line.
+/// call per line, written at once.
 const SCRIPT: &str = r#"#!/bin/bash
 # Recording fake written by harness-kind's tests.
 PATH="/usr/bin:/bin:$PATH"
 dir="$(cd "$(dirname "$0")" && pwd)"
 tool="$(basename "$0")"
-{
-  printf '%s' "$tool"
-  for arg in "$@"; do printf '\x1f%s' "$arg"; done
-  printf '\n'
-} >> "$dir/calls.log"
+# One write per call, so calls made at once (one thread per node) do not interleave.
+line="$tool"
+for arg in "$@"; do line+=$'\x1f'"$arg"; done
+printf '%s\n' "$line" >> "$dir/calls.log"
 call="$tool $*"
 for response in "$dir"/responses/*; do
   [ -d "$response" ] || continue
