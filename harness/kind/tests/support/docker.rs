@@ -26,14 +26,23 @@ pub fn docker_or_skip(test: &str) -> Option<Toolbox> {
 
 /// The workload images, built from this workspace for the engine's architecture.
 pub fn built_images(tools: &Toolbox) -> Manifest {
+    built_workloads(tools, &[])
+}
+
+/// The images of `only` (every workload when empty), built from this workspace for the
+/// engine's architecture.
+pub fn built_workloads(tools: &Toolbox, only: &[&str]) -> Manifest {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .unwrap();
     let arch = tools.output(&images::docker_arch()).unwrap().stdout;
     let target = images::rust_target_for_docker_arch(&arch).unwrap();
-    let built = images::build_images(tools, &BuildOptions::new(workspace, target))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut options = BuildOptions::new(workspace, target);
+    if !only.is_empty() {
+        options.workloads.retain(|w| only.contains(&w.name));
+    }
+    let built = images::build_images(tools, &options).unwrap_or_else(|e| panic!("{e}"));
     Manifest::new(target, built)
 }
 
