@@ -384,6 +384,44 @@ async fn a_failed_tc_command_fails_the_run_and_teardown_still_removes_the_faults
     assert_eq!(calls.last().unwrap()[..3], ["kind", "delete", "cluster"]);
 }
 
+/// A kernel without `prio`/`netem` (as this project's build machines have): the run fails
+/// saying what the kernel lacks and how to load it, naming the command; teardown removes what
+/// may be there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kernel_without_netem_is_named() {
+    let server = ApiServer::start(with_pod_cidrs).await;
+    let mut fakes = fakes();
+    fakes.respond(
+        &format!("docker exec {CLUSTER}-worker tc qdisc add dev eth0 root"),
+        "",
+        "Error: Specified qdisc kind is unknown.\n",
+        2,
+    );
+    let out = tempfile::tempdir().unwrap();
+    let outcome = run(
+        &fakes,
+        &server,
+        &scenario(SLOW_HEALED_CUT),
+        out.path(),
+        &Notes::new(None),
+        CancellationToken::new(),
+    )
+    .await;
+    let error = harness_core::text::error_chain(outcome.error.as_ref().expect("a failed run"));
+    assert!(
+        error.contains("`modprobe sch_prio sch_netem`")
+            && error.contains(&format!(
+                "docker exec {CLUSTER}-worker tc qdisc add dev eth0 root handle 1: prio"
+            ))
+            && error.contains("Specified qdisc kind is unknown"),
+        "{error}"
+    );
+    let calls = fakes.calls();
+    let blocks = blocks(&calls, &[1 + 18, 4]);
+    assert_eq!(blocks[0][&format!("{CLUSTER}-worker")], [ROOT]);
+    assert_eq!(blocks[1], root_removed(), "teardown");
+}
+
 /// Ctrl-C right after the partition: the run stops, partial, and teardown removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_run_removes_the_faults() {

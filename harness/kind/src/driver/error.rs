@@ -90,6 +90,10 @@ pub enum KindError {
     },
     #[error("no ingress replica {replica}: the scenario runs {count} (0 to {})", count.saturating_sub(1))]
     NoIngressReplica { replica: u32, count: u32 },
+    #[error(
+        "zoneNetwork needs the `prio` and `netem` qdiscs of the Docker host's kernel (kind nodes share it), and it has not got them: load them on the host (`modprobe sch_prio sch_netem`) or use a kernel built with CONFIG_NET_SCH_PRIO and CONFIG_NET_SCH_NETEM"
+    )]
+    NoNetem(#[source] LifecycleError),
     #[error("the kind target was used before deploy")]
     NotDeployed,
     #[error("{context}: {source}")]

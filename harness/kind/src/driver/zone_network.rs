@@ -27,6 +27,7 @@ use harness_core::scenario::units::format_duration;
 use super::{KindError, Running};
 use crate::api::KubeApi;
 use crate::cluster::KindRole;
+use crate::exec::ExecError;
 use crate::labels::ZONE_LABEL;
 use crate::lifecycle::{Cluster, LifecycleError};
 use crate::netem::{self, Layout, Member, NodeCommands, ZoneNet};
@@ -166,6 +167,12 @@ async fn members(
     Ok(out)
 }
 
+/// Whether `tc` failed because the kernel has no such qdisc (`prio`, `netem`).
+fn no_qdisc(e: &LifecycleError) -> bool {
+    matches!(e, LifecycleError::Exec(ExecError::Failed { stderr, .. })
+        if stderr.contains("Specified qdisc kind is unknown"))
+}
+
 /// Runs `work` in each node at once (each node's commands in order); the nodes that failed,
 /// with why.
 async fn in_nodes<F>(
@@ -190,6 +197,7 @@ where
                 .zip(&nodes)
                 .filter_map(|(handle, node)| match handle.join() {
                     Ok(Ok(())) => None,
+                    Ok(Err(e)) if no_qdisc(&e) => Some((node.node.clone(), KindError::NoNetem(e))),
                     Ok(Err(e)) => Some((node.node.clone(), KindError::from(e))),
                     Err(_) => Some((
                         node.node.clone(),
