@@ -223,6 +223,24 @@ fn options(
     support::kind_run::options(fakes, mode, kubeconfig, IMAGES)
 }
 
+/// A run whose deploy failed: a partial outcome that measured nothing (its summary says where
+/// it stopped), whose error's chain and exit status are returned.
+fn failed_deploy(
+    result: Result<harness_core::engine::RunOutcome, harness_core::engine::EngineError>,
+) -> (String, harness_core::engine::ExitStatus) {
+    let outcome = result.expect("a failed deploy still gives a partial outcome");
+    assert!(outcome.summary.partial, "the summary is marked partial");
+    assert!(outcome.data.generators.is_empty(), "nothing was measured");
+    let err = outcome.error.as_ref().expect("the deploy's error is kept");
+    let text = harness_core::text::error_chain(err);
+    let reason = outcome.summary.partial_reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with("deploy failed") && reason.ends_with("nothing was measured"),
+        "{reason}"
+    );
+    (text, outcome.exit_status())
+}
+
 /// A Deployment the API server refuses: the run fails in deploy, and what it created — the
 /// namespace and the cluster — is deleted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,19 +258,14 @@ async fn a_failed_deploy_deletes_the_namespace_and_the_cluster_it_created() {
     .await;
     let fakes = FakeTools::kind_and_docker(&[]);
     let out = tempfile::tempdir().unwrap();
-    let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
-        .await
-        .unwrap_err();
-    let text = harness_core::text::error_chain(&err);
+    let (text, status) =
+        failed_deploy(run_short(&fakes, &server, ClusterMode::Create, out.path()).await);
     assert!(text.contains("applying the Deployment"), "{text}");
     assert!(
         text.contains("HTTP 422") && text.contains("Required value"),
         "{text}"
     );
-    assert_eq!(
-        err.exit_status(),
-        harness_core::engine::ExitStatus::Infrastructure
-    );
+    assert_eq!(status, harness_core::engine::ExitStatus::Infrastructure);
     let last = fakes.calls().last().cloned().unwrap();
     assert_eq!(&last[..5], ["kind", "delete", "cluster", "--name", CLUSTER]);
     assert!(
@@ -271,16 +284,11 @@ async fn missing_kind_stops_before_anything_is_created() {
     let mut fakes = FakeTools::new(&["docker"]);
     fakes.respond("docker version", "24.0.7\n", "", 0);
     let out = tempfile::tempdir().unwrap();
-    let err = run_short(&fakes, &server, ClusterMode::Create, out.path())
-        .await
-        .unwrap_err();
-    let text = harness_core::text::error_chain(&err);
+    let (text, status) =
+        failed_deploy(run_short(&fakes, &server, ClusterMode::Create, out.path()).await);
     assert!(text.contains("`kind` is not installed"), "{text}");
     assert!(text.contains("kind v0.33.0 or newer"), "{text}");
-    assert_eq!(
-        err.exit_status(),
-        harness_core::engine::ExitStatus::Infrastructure
-    );
+    assert_eq!(status, harness_core::engine::ExitStatus::Infrastructure);
     assert_eq!(
         fakes.calls(),
         [vec![
