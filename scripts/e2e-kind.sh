@@ -10,6 +10,8 @@
 # Expected exit codes (0 passed, 1 an expectation failed, 2 refused, `any` = 0 or 1):
 # - topology-skew: incident 1, fixed 0;
 # - rollout-502: incident 1, fixed 0, distroless 1, slow-registration 1, readiness-gate 0;
+# - zone-latency: no-routing 1, topology-auto 0, prefer-same-zone 0 (tc netem in the nodes: the
+#   Docker host's kernel needs sch_prio and sch_netem);
 # - ingress-hot-podding at --time-scale 1 with the real haproxy-ingress v0.16 controller:
 #   v0-16-roundrobin-ip 1, v0-16-roundrobin-random 0, v0-16 0, v0-16-default any (HAProxy
 #   2.8's random(2) is unverified: the verdict is printed), incident and fixed 2 (v0.6 and v0.7
@@ -143,6 +145,7 @@ run_scenario() {
 
 run_scenario topology-skew "" incident=1 fixed=0
 run_scenario rollout-502 "" incident=1 fixed=0 distroless=1 slow-registration=1 readiness-gate=0
+run_scenario zone-latency "" no-routing=1 topology-auto=0 prefer-same-zone=0
 
 ingress_variants=(v0-16-roundrobin-ip=1 v0-16-roundrobin-random=0 v0-16=0 v0-16-default=any incident=2 fixed=2)
 autoscaler_variants=(incident=1 fixed=0)

@@ -32,7 +32,7 @@ case "$1" in
     done
     scenario="$(basename "$file" .yaml)"
     case "$scenario/$variant" in
-      topology-skew/incident|rollout-502/incident|rollout-502/distroless|rollout-502/slow-registration|rollout-502/fixed) code=1 ;;
+      topology-skew/incident|rollout-502/incident|rollout-502/distroless|rollout-502/slow-registration|rollout-502/fixed|zone-latency/no-routing) code=1 ;;
       *) code=0 ;;
     esac
     mkdir -p "$out"
@@ -101,6 +101,12 @@ fn every_scenario_runs_and_the_table_says_what_differed() {
     );
     assert!(
         table.contains("| topology-skew | incident | 1 | 1 | topology-skew incident explained |"),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "| zone-latency | prefer-same-zone | 0 | 0 | zone-latency prefer-same-zone explained |"
+        ),
         "{table}"
     );
     // Pins missing and the lock failed: those rows say so instead of a silent stop.
