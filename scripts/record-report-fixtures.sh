@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records the run data the report tests render (harness/cli/tests/report_render.rs): for each
-# shipped scenario, its incident and fixed variants (and rollout-502's readiness-gate) are run
+# shipped scenario, its incident and fixed variants (rollout-502's readiness-gate too; for
+# zone-latency, no-routing and topology-auto) are run
 # for real on the local target and their summary.json and timeline.jsonl are kept under
 # harness/cli/tests/fixtures/runs/.
 #
@@ -21,7 +22,8 @@ trap 'rm -rf "$work"' EXIT
 for run in topology-skew:incident topology-skew:fixed \
            rollout-502:incident rollout-502:fixed rollout-502:readiness-gate \
            autoscaler-blind-spot:incident autoscaler-blind-spot:fixed \
-           ingress-hot-podding:incident ingress-hot-podding:fixed; do
+           ingress-hot-podding:incident ingress-hot-podding:fixed \
+           zone-latency:no-routing zone-latency:topology-auto; do
     scenario=${run%%:*}
     variant=${run##*:}
     dir="$work/$scenario-$variant"
