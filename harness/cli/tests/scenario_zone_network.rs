@@ -25,11 +25,14 @@ fn a_partition_times_out_cross_zone_requests_and_healing_ends_it() {
         .iter()
         .map(|v| v.as_f64().unwrap())
         .collect();
-    // Seconds 0–4 (before the cut at 5 s, the slowed link included) and 9+ (healed at 8 s,
-    // plus the 1 s request timeout): no error.
+    // Before the slowed link (0–1 s) and after healing (9 s on: healed at 8 s, plus the 1 s
+    // request timeout): no error. While the link is slowed (2–4 s) only the 1 % loss can fail
+    // a request: a lost SYN costs 1 s, the request's whole timeout.
     for (t, e) in errors.iter().enumerate() {
-        if !(5..9).contains(&t) {
+        if !(2..9).contains(&t) {
             assert_eq!(*e, 0.0, "second {t}: {errors:?}");
+        } else if t < 5 {
+            assert!(*e <= 0.1, "second {t}: {errors:?}");
         }
     }
     assert!(errors[5] > 0.3, "{errors:?}");

@@ -391,8 +391,13 @@ async fn an_unlocked_pipeline_stops_the_run_before_anything_is_created() {
     let scenario = load("scenarios/autoscaler-blind-spot.yaml", None);
     let ctx = run_context(out.path(), TimeScale::REAL);
     let outcome = run_silently(&mut target, &scenario, &ctx).await;
+    // A failed deploy is a partial outcome that keeps its error.
     let text = match outcome {
-        Ok(o) => format!("{:?}", o.error),
+        Ok(o) => o
+            .error
+            .as_ref()
+            .map(|e| harness_core::text::error_chain(e))
+            .unwrap_or_default(),
         Err(e) => harness_core::text::error_chain(&e),
     };
     assert!(text.contains("no sha256 recorded"), "{text}");
