@@ -1,6 +1,7 @@
 # harness — common entry points. `make help` lists them.
 #   make scenario-topology-skew [VARIANT=incident|fixed] [TARGET=local]
 #   make scenario-rollout-502 / make scenario-autoscaler / make scenario-ingress-hot-podding
+#   make scenario-zone-latency [VARIANT=no-routing|topology-auto|prefer-same-zone]
 #   make test    (format, lints, every test)
 #   make bench   (data-plane benchmarks; writes results/bench/)
 #   make images  (one Docker image per workload for the kind target; needs a Docker engine)
@@ -21,13 +22,15 @@ HARNESS  = ./target/release/harness
 .PHONY: help build test lint fmt bench clean images e2e-kind fuzz overload scenario-% scenario-autoscaler report-screenshot soak
 
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,13p' Makefile
 
 build:
 	$(CARGO) build --release --workspace --bins
 
 ## Short names for the shipped scenarios.
 scenario-autoscaler: scenario-autoscaler-blind-spot
+## zone-latency's failing configuration is its `no-routing` variant (it has no `incident`).
+scenario-zone-latency: VARIANT = no-routing
 
 ## scenario-NAME runs scenarios/NAME.yaml on $(TARGET) with $(VARIANT); exit code is the verdict.
 scenario-%: build
