@@ -5,7 +5,7 @@
 //! endpoint and termination windows. Every series carries `data-series`, `data-max` and
 //! `data-sum` so a test can read what was drawn from the rendered DOM.
 //!
-//! The y axis ([`Axis`]) runs from 0 to a tick at or above the highest value (and the limit),
+//! The y axis ([`Axis`], in `axis`) runs from 0 to a tick at or above the highest value (and the limit),
 //! with a few pixels of headroom above it, so no point lies on or beyond the plot's edge; count
 //! axes ([`Unit::Count`]) tick whole numbers only. A limit line is painted beneath the series,
 //! thinner than they are, so a series sitting at its limit stays visible on top of it. When the
@@ -17,6 +17,12 @@ use std::fmt::Write;
 
 use super::{Marker, escape};
 
+mod axis;
+mod lanes;
+
+pub use axis::{Axis, Unit};
+pub use lanes::{Lane, LanesChart, Span, lanes_chart};
+
 const WIDTH: f64 = 1100.0;
 const LEFT: f64 = 56.0;
 const RIGHT: f64 = 170.0;
@@ -26,8 +32,6 @@ const PLOT_HEIGHT: f64 = 190.0;
 const LEGEND_ROW: f64 = 15.0;
 /// Pixels between the plot's top edge and the axis' top tick.
 const HEADROOM: f64 = 10.0;
-/// At most this many intervals between ticks (so at most six ticks, 0 included).
-const MAX_INTERVALS: u32 = 5;
 /// Stroke widths: a series is drawn wider than the dashed limit beneath it.
 const SERIES_STROKE: f64 = 2.0;
 const LIMIT_STROKE: f64 = 1.0;
@@ -57,138 +61,6 @@ impl<'a> Line<'a> {
             label,
             values: values.into_iter().map(Some).collect(),
         }
-    }
-}
-
-/// How values read on the axis and in hover text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// Whole counts (requests in a second, in flight, queued, pods): the axis ticks whole
-    /// numbers only.
-    Count(&'static str),
-    /// Rates and other quantities that may be fractional: whole numbers from 10 up in hover
-    /// text; the axis may tick fractions.
-    Number(&'static str),
-    /// Fractions shown as percentages.
-    Percent,
-}
-
-impl Unit {
-    fn format(self, v: f64) -> String {
-        match self {
-            Unit::Count(_) | Unit::Number(_) if v.abs() >= 10.0 || v.fract() == 0.0 => {
-                format!("{v:.0}")
-            }
-            Unit::Count(_) | Unit::Number(_) => trimmed(v, 2),
-            Unit::Percent => format!("{:.1}%", v * 100.0),
-        }
-    }
-
-    /// A tick's label: as many decimals as the tick has (12.5 stays 12.5), at most 3.
-    fn tick_label(self, v: f64) -> String {
-        match self {
-            Unit::Count(_) | Unit::Number(_) => trimmed(v, 3),
-            Unit::Percent => format!("{}%", trimmed(v * 100.0, 3)),
-        }
-    }
-
-    fn axis_label(self) -> &'static str {
-        match self {
-            Unit::Count(label) | Unit::Number(label) => label,
-            Unit::Percent => "%",
-        }
-    }
-
-    fn whole(self) -> bool {
-        matches!(self, Unit::Count(_))
-    }
-}
-
-/// `v` with at most `decimals` decimals, trailing zeros dropped.
-fn trimmed(v: f64, decimals: usize) -> String {
-    let text = format!("{v:.decimals$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    if text == "-0" {
-        "0".to_string()
-    } else {
-        text.to_string()
-    }
-}
-
-/// A y axis from 0: ticks `0, step, 2·step, …, top`, `top` at or above the highest value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Axis {
-    pub step: f64,
-    pub intervals: u32,
-}
-
-impl Axis {
-    /// The axis for values up to `max`: the smallest step of 1, 2, 2.5 or 5 × 10^k that
-    /// reaches `max` in at most five intervals. With `whole`, steps are whole numbers (1, 2, 5,
-    /// 10, 20, 25, 50, …) and there are at least two intervals, so a maximum of 0, 1 or 2 reads
-    /// 0, 1, 2. Nothing to show (0, negative or not finite) gives 0…1.
-    pub fn new(max: f64, whole: bool) -> Axis {
-        let max = if max.is_finite() && max > 0.0 {
-            max
-        } else {
-            0.0
-        };
-        if max == 0.0 && !whole {
-            return Axis {
-                step: 0.2,
-                intervals: 5,
-            };
-        }
-        let mut exponent = if max > 0.0 {
-            (max / f64::from(MAX_INTERVALS)).log10().floor() as i32 - 1
-        } else {
-            0
-        };
-        if whole {
-            exponent = exponent.max(0);
-        }
-        loop {
-            let magnitude = 10f64.powi(exponent);
-            for m in [1.0, 2.0, 2.5, 5.0] {
-                let step = m * magnitude;
-                if whole && step.fract() != 0.0 {
-                    continue;
-                }
-                let intervals = if whole {
-                    // Exact for counts, however large.
-                    (max.ceil() as u64).div_ceil(step as u64)
-                } else {
-                    // The tolerance keeps 1.1 / 0.1 = 11.000000000000002 at 11 intervals.
-                    (max / step - 1e-9).ceil().max(0.0) as u64
-                };
-                if intervals <= u64::from(MAX_INTERVALS) {
-                    let intervals = intervals as u32;
-                    let intervals = if whole {
-                        intervals.max(2)
-                    } else {
-                        intervals.max(1)
-                    };
-                    return Axis { step, intervals };
-                }
-            }
-            exponent += 1;
-        }
-    }
-
-    /// The top tick.
-    pub fn top(&self) -> f64 {
-        self.step * f64::from(self.intervals)
-    }
-
-    /// Every tick from 0 to the top.
-    pub fn ticks(&self) -> Vec<f64> {
-        (0..=self.intervals)
-            .map(|k| self.step * f64::from(k))
-            .collect()
     }
 }
 
@@ -451,127 +323,6 @@ fn hover_columns(
     svg.push_str("</g>");
 }
 
-/// One lane of a lanes chart: spans over time, and optional per-second bars.
-pub struct Lane<'a> {
-    pub label: &'a str,
-    pub spans: Vec<Span>,
-    /// Per-second counts drawn as bars inside the lane (e.g. failures), with their unit.
-    pub bars: Vec<u64>,
-}
-
-/// A coloured interval `[from_s, to_s)` with hover text.
-pub struct Span {
-    pub from_s: f64,
-    pub to_s: f64,
-    pub color: &'static str,
-    pub text: String,
-}
-
-/// A chart with one row per lane; `legend` explains the span colours, `bar_label` the bars.
-pub struct LanesChart<'a> {
-    pub id: &'a str,
-    pub title: &'a str,
-    pub seconds: usize,
-    pub lanes: Vec<Lane<'a>>,
-    pub legend: Vec<(String, &'static str)>,
-    pub bar_label: &'a str,
-    pub markers: &'a [Marker],
-    /// When the load ended: a last second it did not fill is shaded, as on the line charts.
-    pub load_end_s: Option<f64>,
-}
-
-/// Renders `chart`.
-pub fn lanes_chart(chart: &LanesChart<'_>) -> String {
-    let span = chart.seconds as f64;
-    let rows = chart.lanes.len().max(1) as f64;
-    let partial = partial_from(chart.load_end_s, chart.seconds);
-    let legend_rows = chart.legend.len() + 1 + if partial.is_some() { 2 } else { 0 };
-    let legend_height = LEGEND_ROW * legend_rows as f64 + TOP;
-    let height = TOP + (LANE_HEIGHT * rows).max(legend_height) + BOTTOM;
-    let plot_bottom = height - BOTTOM;
-    let mut svg = open_svg(chart.id, chart.title, height);
-    if let Some(end) = partial {
-        let _ = write!(svg, " data-load-end=\"{end}\"");
-    }
-    let _ = write!(svg, "><title>{}</title>", escape(chart.title));
-    let _ = write!(
-        svg,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#bbb\"/>",
-        WIDTH - LEFT - RIGHT,
-        plot_bottom - TOP
-    );
-    if let Some(end) = partial {
-        partial_band(&mut svg, end, span, plot_bottom);
-    }
-    time_ticks(&mut svg, span, plot_bottom);
-    let bar_max = chart
-        .lanes
-        .iter()
-        .flat_map(|l| l.bars.iter().copied())
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
-    for (row, lane) in chart.lanes.iter().enumerate() {
-        let y = TOP + LANE_HEIGHT * row as f64;
-        let bars_sum: u64 = lane.bars.iter().sum();
-        let _ = write!(
-            svg,
-            "<g class=\"lane\" data-lane=\"{}\" data-spans=\"{}\" data-bars-sum=\"{bars_sum}\"><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
-            escape(lane.label),
-            lane.spans.len(),
-            LEFT - 4.0,
-            y + LANE_HEIGHT * 0.65,
-            escape(lane.label)
-        );
-        for s in &lane.spans {
-            let x0 = x_of(s.from_s.max(0.0), span);
-            // A span shorter than the scale shows (a pod killed at once) still gets 2 px.
-            let x1 = x_of(s.to_s.min(span), span).max(x0 + 2.0);
-            if s.to_s < s.from_s || s.from_s > span {
-                continue;
-            }
-            let _ = write!(
-                svg,
-                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{SPAN_HEIGHT}\" fill=\"{}\" opacity=\"0.85\"><title>{}</title></rect>",
-                y + 2.0,
-                x1 - x0,
-                s.color,
-                escape(&s.text)
-            );
-        }
-        for (t, n) in lane.bars.iter().enumerate().filter(|(_, n)| **n > 0) {
-            let x0 = x_of(t as f64, span);
-            let x1 = x_of(t as f64 + 1.0, span);
-            let h = (LANE_HEIGHT - SPAN_HEIGHT - 5.0) * (*n as f64 / bar_max);
-            let _ = write!(
-                svg,
-                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#82071e\"><title>{}: {n} {} in {t}s–{}s</title></rect>",
-                x0 + 0.5,
-                y + LANE_HEIGHT - 1.0 - h,
-                (x1 - x0 - 1.0).max(0.8),
-                escape(lane.label),
-                escape(chart.bar_label),
-                t + 1
-            );
-        }
-        svg.push_str("</g>");
-    }
-    for (i, (label, c)) in chart.legend.iter().enumerate() {
-        legend_entry(&mut svg, i, label, c);
-    }
-    let mut row = chart.legend.len();
-    if chart.lanes.iter().any(|l| !l.bars.is_empty()) {
-        legend_entry(&mut svg, row, chart.bar_label, "#82071e");
-        row += 1;
-    }
-    if let Some(end) = partial {
-        partial_legend(&mut svg, row, end);
-    }
-    draw_markers(&mut svg, chart.markers, span, plot_bottom);
-    svg.push_str("</svg>");
-    svg
-}
-
 /// The `<svg` start tag, left open for more attributes; the caller closes it and adds the
 /// `<title>` (the first element, which report.html shows above the chart).
 fn open_svg(id: &str, title: &str, height: f64) -> String {
@@ -825,30 +576,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn axes_with_worked_numbers() {
-        let ticks = |max: f64, whole: bool| Axis::new(max, whole).ticks();
-        assert_eq!(ticks(0.0, true), [0.0, 1.0, 2.0]);
-        assert_eq!(ticks(1.0, true), [0.0, 1.0, 2.0]);
-        assert_eq!(ticks(2.0, true), [0.0, 1.0, 2.0]);
-        assert_eq!(ticks(3.0, true), [0.0, 1.0, 2.0, 3.0]);
-        assert_eq!(ticks(7.0, true), [0.0, 2.0, 4.0, 6.0, 8.0]);
-        assert_eq!(ticks(11.0, true), [0.0, 5.0, 10.0, 15.0]);
-        assert_eq!(ticks(20.0, true), [0.0, 5.0, 10.0, 15.0, 20.0]);
-        // 2.5 is no step for counts, 25 is.
-        assert_eq!(ticks(12.0, true), [0.0, 5.0, 10.0, 15.0]);
-        assert_eq!(ticks(12.0, false), [0.0, 2.5, 5.0, 7.5, 10.0, 12.5]);
-        assert_eq!(Axis::new(1650.0, true).top(), 2000.0);
-        // One more than four steps of 5·10^9 takes a fifth, though the quotient is within
-        // 10^-9 of 4.
-        assert_eq!(Axis::new(20_000_000_001.0, true).top(), 25_000_000_000.0);
-        assert_eq!(Axis::new(0.48, false).top(), 0.5);
-        assert_eq!(Axis::new(0.0, false).top(), 1.0);
-        assert_eq!(Axis::new(f64::NAN, true).top(), 2.0);
-        assert_eq!(Unit::Number("req/s").tick_label(12.5), "12.5");
-        assert_eq!(Unit::Percent.tick_label(Axis::new(0.3, false).top()), "30%");
-    }
-
     /// The load ended 2.3 s in, inside the third second: that second is shaded and its point
     /// hollow, joined by a dashed segment, its value (3) drawn as measured and counted in the
     /// series' sum — the chart still adds up to the totals the audit checks.
@@ -935,38 +662,6 @@ mod tests {
     }
 
     proptest! {
-        /// Count axes: whole-number ticks from 0, evenly spaced, the top at or above the
-        /// maximum — the first tick that is, unless the two-interval minimum — and 3 to 6
-        /// ticks.
-        #[test]
-        fn count_axes_tick_whole_numbers_up_to_the_maximum(max in 0u64..20_000_000_000) {
-            let axis = Axis::new(max as f64, true);
-            let ticks = axis.ticks();
-            prop_assert!((3..=6).contains(&ticks.len()), "{ticks:?}");
-            prop_assert_eq!(ticks[0], 0.0);
-            prop_assert!(ticks.iter().all(|t| t.fract() == 0.0), "{:?}", ticks);
-            prop_assert!(axis.step >= 1.0);
-            prop_assert!(axis.top() >= max as f64);
-            prop_assert!(
-                axis.intervals == 2 || ticks[ticks.len() - 2] < max as f64,
-                "{ticks:?} for {max}"
-            );
-            for label in ticks.iter().map(|t| Unit::Count("").tick_label(*t)) {
-                prop_assert!(label.chars().all(|c| c.is_ascii_digit()), "{}", label);
-            }
-        }
-
-        /// Other axes: at most 6 ticks, the top at or above the maximum, the tick below it
-        /// under the maximum.
-        #[test]
-        fn rate_axes_cover_the_maximum_with_few_ticks(max in 1e-6f64..1e9) {
-            let axis = Axis::new(max, false);
-            let ticks = axis.ticks();
-            prop_assert!((2..=6).contains(&ticks.len()), "{ticks:?}");
-            prop_assert!(axis.top() >= max * (1.0 - 1e-9), "{ticks:?} for {max}");
-            prop_assert!(ticks[ticks.len() - 2] < max, "{ticks:?} for {max}");
-        }
-
         /// Whatever the series, the limit and the load's end, every point, segment and the
         /// limit line lie inside the plot, below its headroom: nothing is clipped or drawn on
         /// the frame; and each series' sum is what it was given.
