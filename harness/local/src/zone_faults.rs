@@ -66,25 +66,26 @@ impl ZoneFaults {
         self.inner.changed.send_modify(|n| *n += 1);
     }
 
-    /// Sets `fault` on `link` (`Clear` removes it).
+    /// Sets `fault` on `link` (`Clear` removes it), the others kept (tests; a run replaces
+    /// them all from the model).
+    #[cfg(test)]
     pub fn set(&self, link: Link, fault: ZoneFault) {
-        let mut links = self.inner.links.write().unwrap_or_else(|e| e.into_inner());
+        let mut faults = self
+            .inner
+            .links
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         match fault {
-            ZoneFault::Clear => {
-                links.remove(&link);
-            }
-            fault => {
-                links.insert(link, fault);
-            }
-        }
-        self.inner.any.store(!links.is_empty(), Ordering::Release);
-        drop(links);
-        self.inner.changed.send_modify(|n| *n += 1);
+            ZoneFault::Clear => faults.remove(&link),
+            fault => faults.insert(link, fault),
+        };
+        self.replace(faults);
     }
 
     /// The fault between zones `a` and `b` now (none within a zone).
     pub fn between(&self, a: &str, b: &str) -> Option<ZoneFault> {
-        if a == b || !self.inner.any.load(Ordering::Acquire) {
+        if !self.inner.any.load(Ordering::Acquire) || a == b {
             return None;
         }
         let links = self.inner.links.read().unwrap_or_else(|e| e.into_inner());
@@ -135,37 +136,15 @@ impl Path {
         {
             return None;
         }
-        if let Some(ZoneFault::Degrade { .. }) = self.fault() {
-            let setup = self.delay() + self.delay();
-            let lost = if self.lost() { SYN_RTO } else { Duration::ZERO };
+        if let Some(fault @ ZoneFault::Degrade { .. }) = self.fault() {
+            let setup = one_way_delay(fault) + one_way_delay(fault);
+            let lost = if lost(fault) { SYN_RTO } else { Duration::ZERO };
             tokio::select! {
                 () = stop.cancelled() => return None,
                 () = tokio::time::sleep(setup + lost) => {}
             }
         }
         TcpStream::connect(backend).await.ok()
-    }
-
-    /// One way's delay now: `delay` ± up to `jitter`.
-    fn delay(&self) -> Duration {
-        match self.fault() {
-            Some(ZoneFault::Degrade { delay, jitter, .. }) if !jitter.is_zero() => {
-                let spread = rand::rng().random_range(-1.0..=1.0) * jitter.as_secs_f64();
-                Duration::from_secs_f64((delay.as_secs_f64() + spread).max(0.0))
-            }
-            Some(ZoneFault::Degrade { delay, .. }) => delay,
-            _ => Duration::ZERO,
-        }
-    }
-
-    /// Whether this packet is lost.
-    fn lost(&self) -> bool {
-        match self.fault() {
-            Some(fault @ ZoneFault::Degrade { loss_ppm, .. }) if loss_ppm > 0 => {
-                rand::rng().random_bool(fault.loss())
-            }
-            _ => false,
-        }
     }
 
     /// Carries bytes both ways until either side closes or the run stops.
@@ -209,10 +188,9 @@ impl Path {
                         break;
                     }
                 }
-                Some(_) => {
-                    let lost = if self.lost() { RTO_MIN } else { Duration::ZERO };
-                    let wait = self.delay() + lost;
-                    tokio::time::sleep(wait).await;
+                Some(fault) => {
+                    let lost = if lost(fault) { RTO_MIN } else { Duration::ZERO };
+                    tokio::time::sleep(one_way_delay(fault) + lost).await;
                 }
             }
             if to.write_all(&buf[..n]).await.is_err() {
@@ -220,6 +198,28 @@ impl Path {
             }
         }
         let _ = to.shutdown().await;
+    }
+}
+
+/// One way's delay under `fault`: `delay` ± up to `jitter` (zero for other faults).
+fn one_way_delay(fault: ZoneFault) -> Duration {
+    match fault {
+        ZoneFault::Degrade { delay, jitter, .. } if !jitter.is_zero() => {
+            let spread = rand::rng().random_range(-1.0..=1.0) * jitter.as_secs_f64();
+            Duration::from_secs_f64((delay.as_secs_f64() + spread).max(0.0))
+        }
+        ZoneFault::Degrade { delay, .. } => delay,
+        _ => Duration::ZERO,
+    }
+}
+
+/// Whether a packet under `fault` is lost.
+fn lost(fault: ZoneFault) -> bool {
+    match fault {
+        ZoneFault::Degrade { loss_ppm, .. } if loss_ppm > 0 => {
+            rand::rng().random_bool(fault.loss())
+        }
+        _ => false,
     }
 }
 
