@@ -101,20 +101,13 @@ fn ingress_story(run: &RunData) -> Vec<String> {
         .collect();
     flips.sort_by(|a, b| a.0.total_cmp(&b.0));
     if !flips.is_empty() {
-        let shown: Vec<String> = flips
+        let told: Vec<String> = flips
             .iter()
-            .take(12)
             .map(|(t, pod)| format!("{pod} {t:.1}s"))
             .collect();
-        let more = flips.len().saturating_sub(12);
         story.push(format!(
-            "readiness failures in order: {}{}",
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
+            "readiness failures in order: {}",
+            crate::text::first_few(&told, 12)
         ));
     }
     story
