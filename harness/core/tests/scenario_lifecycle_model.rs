@@ -57,6 +57,7 @@ fn rollout_fixture_lifecycle_load_balancer_and_time_scale() {
                 path: "/readyz".into(),
             }),
             readiness_gate: false,
+            zone: None,
         })
     );
     let via: Vec<Via> = s.load.generators.iter().map(|g| g.via).collect();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::LocalError;
@@ -138,7 +138,7 @@ impl ZoneProxy {
                 to: backend.zone.clone(),
             };
             tokio::spawn(async move {
-                splice(client, backend.addr, &path, stop).await;
+                path.carry(client, backend.addr, &stop).await;
                 if let Some(n) = proxy.lock().open.get_mut(&backend.pod) {
                     *n = n.saturating_sub(1);
                 }
@@ -147,21 +147,11 @@ impl ZoneProxy {
     }
 }
 
-/// Copies bytes both ways, through the path's faults, until either side closes or the run
-/// stops.
-async fn splice(client: TcpStream, backend: SocketAddr, path: &Path, stop: CancellationToken) {
-    let _ = client.set_nodelay(true);
-    let Some(upstream) = path.connect(backend, &stop).await else {
-        return; // the backend is gone: the client sees its connection closed
-    };
-    let _ = upstream.set_nodelay(true);
-    path.pump(client, upstream, &stop).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
 
     /// A backend that answers every connection with its name and closes.
     async fn name_server(name: &'static str) -> SocketAddr {

@@ -20,6 +20,7 @@ pub mod process;
 pub mod sampler;
 pub mod scrape;
 pub mod zone_faults;
+pub mod zone_relays;
 
 pub use driver::LocalTarget;
 pub use error::LocalError;

@@ -14,6 +14,7 @@
 //! - With no fault on any link, the pump is a plain copy: one atomic load per chunk.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -125,7 +126,7 @@ impl Path {
     /// when it cannot (the backend is gone, or the run stopped).
     pub async fn connect(
         &self,
-        backend: std::net::SocketAddr,
+        backend: SocketAddr,
         stop: &CancellationToken,
     ) -> Option<TcpStream> {
         if let Some(to) = &self.to
@@ -145,6 +146,17 @@ impl Path {
             }
         }
         TcpStream::connect(backend).await.ok()
+    }
+
+    /// Carries `client`'s connection to `backend` through the path's faults, until either side
+    /// closes or the run stops. The backend gone: the client sees its connection closed.
+    pub async fn carry(&self, client: TcpStream, backend: SocketAddr, stop: &CancellationToken) {
+        let _ = client.set_nodelay(true);
+        let Some(upstream) = self.connect(backend, stop).await else {
+            return;
+        };
+        let _ = upstream.set_nodelay(true);
+        self.pump(client, upstream, stop).await;
     }
 
     /// Carries bytes both ways until either side closes or the run stops.
@@ -243,9 +255,8 @@ mod tests {
 }
 
 #[cfg(test)]
-mod socket_tests {
+pub(crate) mod socket_tests {
     //! The faults on real loopback sockets, through a kube-proxy forwarder of zone `a`.
-    use std::net::SocketAddr;
     use std::time::Instant;
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -255,7 +266,7 @@ mod socket_tests {
     use crate::kube_proxy::{Backend, ZoneProxy};
 
     /// A backend that echoes every chunk.
-    async fn echo_server() -> SocketAddr {
+    pub(crate) async fn echo_server() -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -294,7 +305,7 @@ mod socket_tests {
     }
 
     /// Sends `ping` and waits up to `within` for it to come back.
-    async fn round_trip(s: &mut TcpStream, within: Duration) -> bool {
+    pub(crate) async fn round_trip(s: &mut TcpStream, within: Duration) -> bool {
         s.write_all(b"ping").await.unwrap();
         let mut buf = [0u8; 4];
         matches!(

@@ -5,6 +5,7 @@
 mod autoscaler;
 mod cost;
 mod display;
+pub mod hops;
 mod ingress;
 mod load_balancer;
 mod workload;

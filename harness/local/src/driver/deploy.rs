@@ -7,7 +7,7 @@ use std::time::Duration;
 use harness_core::control_plane::cluster::ClusterModel;
 use harness_core::engine::{RunContext, TargetError};
 use harness_core::plan::gate_after;
-use harness_core::scenario::model::Scenario;
+use harness_core::scenario::model::{Action, Scenario, hops};
 use harness_core::target_kit::{LiveRates, Sampler};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +22,7 @@ use crate::lb_sync::LbProcess;
 use crate::load::{LoadgenMetrics, lock_generators};
 use crate::pod_lifecycle::PodManager;
 use crate::sampler::Targets;
+use crate::zone_relays::ZoneRelays;
 
 /// Starts everything the scenario deploys and waits for its pods to be ready.
 pub(super) async fn deploy(
@@ -53,6 +54,12 @@ pub(super) async fn deploy(
         .map_err(|e| TargetError::new(format!("starting kube-proxy of zone {zone}"), e))?;
         shared.lock().proxies.insert(zone.clone(), proxy);
     }
+    // With zone faults, the hops the forwarders do not carry get relays (crate::zone_relays).
+    let relays = scenario
+        .timeline
+        .iter()
+        .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
+        .then(|| ZoneRelays::new(shared.lock().zone_faults.clone(), stop.clone()));
     let targets: Targets = Default::default();
     let manager = PodManager::new(
         target.bins.clone(),
@@ -71,7 +78,10 @@ pub(super) async fn deploy(
             let lb = LbProcess::start(&target.bins, spec, ctx.time_scale, &ctx.out_dir)
                 .await
                 .map_err(|e| TargetError::new("starting the load balancer", e))?;
-            let endpoints = shared.lock().endpoints.subscribe();
+            let endpoints = match (&relays, hops::load_balancer_zone(&scenario)) {
+                (Some(relays), Some(zone)) => relays.follow(&zone, &shared),
+                _ => shared.lock().endpoints.subscribe(),
+            };
             lb.feed(endpoints, shared.clone(), stop.clone());
             if spec.readiness_gate {
                 lb.follow_targets(shared.clone(), stop.clone());
@@ -82,6 +92,7 @@ pub(super) async fn deploy(
     };
     let run = Running {
         ingress: None,
+        relays: relays.clone(),
         lb,
         scenario: scenario.clone(),
         ctx: ctx.clone(),
@@ -144,6 +155,7 @@ pub(super) async fn deploy(
                 &ctx.out_dir,
                 ctx.time_scale,
                 ctx.seed,
+                relays.as_ref(),
             )
             .await
             .map(|fleet| run.ingress = Some(fleet))

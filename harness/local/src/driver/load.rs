@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use harness_core::clock::RunClock;
 use harness_core::engine::TargetError;
 use harness_core::measure::EventKind;
-use harness_core::scenario::model::Via;
+use harness_core::scenario::model::{Via, hops};
 use harness_core::text::error_chain;
 
 use super::Running;
@@ -34,8 +34,12 @@ pub(super) async fn start_load(
     let generators = run.scenario.load.generators.clone();
     for (i, generator) in generators.iter().enumerate() {
         let proxy = match (generator.via, &run.lb) {
-            (Via::Ingress, _) => match &run.ingress {
-                Some(fleet) => fleet.addr,
+            (Via::Ingress, _) => match run
+                .ingress
+                .as_ref()
+                .and_then(|f| f.addr_for(&generator.zone))
+            {
+                Some(addr) => addr,
                 None => {
                     return Err(TargetError::new(
                         "starting the load",
@@ -45,7 +49,14 @@ pub(super) async fn start_load(
                     ));
                 }
             },
-            (Via::LoadBalancer, Some(lb)) => lb.addr,
+            (Via::LoadBalancer, Some(lb)) => {
+                match (&run.relays, hops::load_balancer_zone(&run.scenario)) {
+                    (Some(relays), Some(lb_zone)) => relays
+                        .reach(&generator.zone, &lb_zone, lb.addr)
+                        .map_err(|e| TargetError::new("reaching the load balancer's zone", e))?,
+                    _ => lb.addr,
+                }
+            }
             (Via::LoadBalancer, None) => {
                 return Err(TargetError::new(
                     "starting the load",

@@ -14,10 +14,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness_core::clock::{RunClock, TimeScale};
+use harness_core::clock::RunClock;
 use harness_core::engine::{Capability, Observation, RunContext, Target, TargetError};
 use harness_core::measure::RunData;
-use harness_core::scenario::model::{Action, Scenario, TimelineEvent, Via};
+use harness_core::scenario::model::{Scenario, TimelineEvent};
 use harness_core::target_kit::{self, LivePod, LiveRates, Sampler};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,7 @@ use crate::load::{LoadgenMetrics, RunningGenerator, metrics_addrs};
 use crate::pod_lifecycle::PodManager;
 use crate::sampler::Targets;
 use crate::scrape::Scraper;
+use crate::zone_relays::ZoneRelays;
 use workload_contract::loadgen::LoadgenCounters;
 
 /// Grace period at teardown: the run is over, nothing is measured any more.
@@ -57,6 +58,8 @@ struct Running {
     loadgen_metrics: LoadgenMetrics,
     /// Stops the forwarders and the control loops.
     stop: CancellationToken,
+    /// With zone faults: the relays on the hops the forwarders do not carry.
+    relays: Option<ZoneRelays>,
     live_rates: LiveRates,
     clock: Option<RunClock>,
     deployed_at: Instant,
@@ -121,27 +124,6 @@ impl Target for LocalTarget {
         Capability::ALL
             .into_iter()
             .filter(|c| *c != Capability::Ingress || haproxy)
-            .collect()
-    }
-
-    fn refusals(&self, scenario: &Scenario, _time_scale: TimeScale) -> Vec<String> {
-        let faults = scenario
-            .timeline
-            .iter()
-            .any(|e| matches!(e.action, Action::ZoneNetwork(_)));
-        scenario
-            .load
-            .generators
-            .iter()
-            .filter(|g| faults && g.via != Via::KubeProxy)
-            .map(|g| {
-                format!(
-                    "zoneNetwork on the local target acts where kube-proxy forwards between zones; generator `{}` goes through the {} (via: {}), whose connections to pods it does not reach yet: use via: kubeProxy for that generator",
-                    g.name,
-                    if g.via == Via::Ingress { "ingress replicas" } else { "load balancer" },
-                    if g.via == Via::Ingress { "ingress" } else { "loadBalancer" }
-                )
-            })
             .collect()
     }
 

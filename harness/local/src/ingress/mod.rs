@@ -1,12 +1,18 @@
 //! The ingress of a local run: one real `haproxy` per ingress replica (`haproxy`), each
 //! configured by its own modelled haproxy-ingress controller (`controller`), behind an L4
-//! spreader standing for the cloud load balancer in front of the DaemonSet (a
-//! [`ZoneProxy`]: each new TCP connection goes to a replica picked at random; a connection
-//! keeps its replica until it closes — a restart closes it).
+//! spreader standing for the path to the replicas (a [`ZoneProxy`]: each new TCP connection
+//! goes to a replica picked at random; a connection keeps its replica until it closes — a
+//! restart closes it).
+//!
+//! With zone faults in the scenario ([`ZoneRelays`]) each replica has a zone
+//! (`harness_core::scenario::model::hops`), every zone its own spreader (kube-proxy of that
+//! zone in front of the ingress Service, through the faults to each replica's zone), and each
+//! replica sees the pods of other zones at their relays.
 
 mod controller;
 pub mod haproxy;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -14,7 +20,7 @@ use std::time::Duration;
 
 use harness_core::clock::TimeScale;
 use harness_core::ingress::PodNetwork;
-use harness_core::scenario::model::{IngressReplicas, Scenario};
+use harness_core::scenario::model::{IngressReplicas, Scenario, hops};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -28,15 +34,15 @@ use crate::cluster_state::SharedState;
 use crate::kube_proxy::{Backend, ZoneProxy};
 use crate::pod_lifecycle::PodManager;
 use crate::zone_faults::ZoneFaults;
+use crate::zone_relays::ZoneRelays;
 
 /// How long an explicit reload or restart of one replica may take.
 const ACTION_LIMIT: Duration = Duration::from_secs(20);
 
-/// The running replicas and their spreader.
+/// The running replicas and their spreaders.
 pub struct IngressFleet {
-    /// Where callers connect (the spreader).
-    pub addr: SocketAddr,
-    pub spreader: ZoneProxy,
+    /// Where callers connect: one spreader for all, or (with zone faults) one per zone.
+    spreaders: Spreaders,
     actions: Vec<mpsc::Sender<ActionRequest>>,
     tasks: Vec<JoinHandle<()>>,
     stop: CancellationToken,
@@ -46,7 +52,8 @@ pub struct IngressFleet {
 
 impl IngressFleet {
     /// Starts every replica with the current endpoints, then their controllers and the
-    /// spreader. `haproxy` is the program found on PATH.
+    /// spreaders. `haproxy` is the program found on PATH; `relays` when the scenario has zone
+    /// faults.
     #[allow(clippy::too_many_arguments)]
     pub async fn start(
         scenario: &Scenario,
@@ -56,6 +63,7 @@ impl IngressFleet {
         out_dir: &Path,
         scale: TimeScale,
         seed: u64,
+        relays: Option<&ZoneRelays>,
     ) -> Result<Self, LocalError> {
         let Some(ingress) = scenario.ingress.clone() else {
             return Err(LocalError::IngressNotDeployed);
@@ -68,8 +76,7 @@ impl IngressFleet {
                 source: e,
             })?;
         let stop = CancellationToken::new();
-        let spreader =
-            ZoneProxy::start("ingress", seed, ZoneFaults::default(), stop.clone()).await?;
+        let spreaders = Spreaders::start(scenario, relays, seed, &stop).await?;
         let network = Arc::new(Mutex::new(PodNetwork::new(
             scenario.cluster.nodes.iter().map(|n| n.name.as_str()),
         )));
@@ -82,8 +89,7 @@ impl IngressFleet {
             server_timeout: scenario.load.request_timeout,
         };
         let mut fleet = IngressFleet {
-            addr: spreader.addr,
-            spreader: spreader.clone(),
+            spreaders,
             actions: Vec::new(),
             tasks: Vec::new(),
             stop: stop.clone(),
@@ -106,7 +112,11 @@ impl IngressFleet {
                 ctx.clone(),
                 seed.wrapping_add(7000 + u64::from(i)),
             );
-            let endpoints = shared.lock().endpoints.subscribe();
+            let zone = hops::ingress_replica_zone(&scenario.cluster, i);
+            let endpoints = match (relays, &zone) {
+                (Some(relays), Some(zone)) => relays.follow(zone, &shared),
+                _ => shared.lock().endpoints.subscribe(),
+            };
             let current = endpoints.borrow().clone();
             if let Err(e) = controller.start(&current).await {
                 controller.haproxy.stop(Duration::from_secs(1)).await;
@@ -116,7 +126,7 @@ impl IngressFleet {
             backends.push(Backend {
                 pod: name,
                 addr: listen,
-                zone: None,
+                zone: relays.and(zone),
             });
             let (tx, rx) = mpsc::channel(4);
             fleet.actions.push(tx);
@@ -124,8 +134,16 @@ impl IngressFleet {
                 .tasks
                 .push(tokio::spawn(controller.run(endpoints, rx, stop.clone())));
         }
-        spreader.set_backends(backends);
+        fleet.spreaders.set_backends(&backends);
         Ok(fleet)
+    }
+
+    /// Where a caller in `zone` connects.
+    pub fn addr_for(&self, zone: &str) -> Option<SocketAddr> {
+        match &self.spreaders {
+            Spreaders::One(spreader) => Some(spreader.addr),
+            Spreaders::PerZone(spreaders) => spreaders.get(zone).map(|s| s.addr),
+        }
     }
 
     /// Carries out `reloadIngress` / `restartIngress` on the chosen replicas; returns when each
@@ -178,6 +196,46 @@ impl IngressFleet {
         self.stop.cancel();
         for task in self.tasks.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        }
+    }
+}
+
+/// The spreaders in front of the replicas.
+enum Spreaders {
+    /// One for every caller: the replicas have no zone (no zone faults in the scenario).
+    One(ZoneProxy),
+    /// Zone → the spreader its callers use, through the faults to each replica's zone.
+    PerZone(BTreeMap<String, ZoneProxy>),
+}
+
+impl Spreaders {
+    async fn start(
+        scenario: &Scenario,
+        relays: Option<&ZoneRelays>,
+        seed: u64,
+        stop: &CancellationToken,
+    ) -> Result<Self, LocalError> {
+        let Some(relays) = relays else {
+            let one = ZoneProxy::start("ingress", seed, ZoneFaults::default(), stop.clone());
+            return Ok(Spreaders::One(one.await?));
+        };
+        let mut spreaders = BTreeMap::new();
+        for (i, zone) in scenario.cluster.zones.iter().enumerate() {
+            let seed = seed.wrapping_add(i as u64);
+            let proxy = ZoneProxy::start(zone, seed, relays.faults().clone(), stop.clone());
+            spreaders.insert(zone.clone(), proxy.await?);
+        }
+        Ok(Spreaders::PerZone(spreaders))
+    }
+
+    fn set_backends(&self, backends: &[Backend]) {
+        match self {
+            Spreaders::One(spreader) => spreader.set_backends(backends.to_vec()),
+            Spreaders::PerZone(spreaders) => {
+                for spreader in spreaders.values() {
+                    spreader.set_backends(backends.to_vec());
+                }
+            }
         }
     }
 }

@@ -1,14 +1,32 @@
 //! Checks and builds the top-level `loadBalancer`: its lags and delay, and a health check with
-//! a positive interval.
+//! a positive interval, and its zone among the cluster's.
 
 use super::super::diagnostic::Problems;
 use super::super::format::LoadBalancerSpec;
-use super::super::model::{HealthCheck, LoadBalancer};
+use super::super::model::{Cluster, HealthCheck, LoadBalancer};
 use super::super::path::FieldPath;
-use super::{duration, positive_duration};
+use super::{duration, listing, positive_duration};
 
-pub(super) fn build(spec: &LoadBalancerSpec, problems: &mut Problems<'_>) -> LoadBalancer {
+/// `cluster`: the cluster's zones, when they could be read (the `zone` is checked against
+/// them).
+pub(super) fn build(
+    spec: &LoadBalancerSpec,
+    cluster: Option<&Cluster>,
+    problems: &mut Problems<'_>,
+) -> LoadBalancer {
     let root = FieldPath::root().key("loadBalancer");
+    if let (Some(zone), Some(cluster)) = (&spec.zone, cluster)
+        && !cluster.zones.contains(&zone.0)
+    {
+        problems.at(
+            &root.key("zone"),
+            format!(
+                "zone `{}` is not a cluster zone; cluster zones are: {}",
+                zone.0,
+                listing(&cluster.zones, "(none)")
+            ),
+        );
+    }
     let mut lag = |key: &str, text| duration(problems, &root.key(key), text).unwrap_or_default();
     let registration_lag = lag("registrationLag", &spec.registration_lag);
     let deregistration_lag = lag("deregistrationLag", &spec.deregistration_lag);
@@ -30,5 +48,6 @@ pub(super) fn build(spec: &LoadBalancerSpec, problems: &mut Problems<'_>) -> Loa
         deregistration_delay,
         health_check,
         readiness_gate: spec.readiness_gate,
+        zone: spec.zone.as_ref().map(|z| z.0.clone()),
     }
 }

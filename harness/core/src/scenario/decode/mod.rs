@@ -104,8 +104,8 @@ fn build(
     let load_refs = load
         .clone()
         .or_else(|| load::generators_only(&doc, &structure, cluster_refs.as_ref(), problems));
-    let load_balancer =
-        load_balancer_spec.map(|spec| spec.map(|spec| load_balancer::build(&spec, problems)));
+    let load_balancer = load_balancer_spec
+        .map(|spec| spec.map(|spec| load_balancer::build(&spec, cluster_refs.as_ref(), problems)));
     let ingress = ingress_spec.map(|spec| spec.map(|spec| ingress::build(&spec, problems)));
     // The replica count the timeline's ingress actions are checked against (`None`: no
     // `ingress` section; unknown when it cannot be read).

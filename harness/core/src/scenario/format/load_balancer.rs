@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::scalars::{DurationText, HttpPath};
+use super::scalars::{DurationText, HttpPath, ZoneName};
 
 /// A load balancer with the pods as targets. Generators with `via: loadBalancer` send through
 /// it.
@@ -34,6 +34,11 @@ pub struct LoadBalancerSpec {
     /// needs a preStop sleep or an in-app drain).
     #[serde(default)]
     pub readiness_gate: bool,
+    /// The zone the load balancer runs in: clients reach it from their zone, and it reaches
+    /// the pods from this one (what `zoneNetwork` faults act on). Default: the first zone,
+    /// in file order, with a worker node. Must be one of `cluster.zones`.
+    #[serde(default)]
+    pub zone: Option<ZoneName>,
 }
 
 /// The target group's health check (an HTTP GET on each target).

@@ -19,6 +19,9 @@ pub struct LoadBalancer {
     /// pod is Ready (an available replica, a ready endpoint) only with its containers ready
     /// and its target healthy.
     pub readiness_gate: bool,
+    /// The zone it runs in, as declared (`None`: the default, see
+    /// [`crate::scenario::model::hops::load_balancer_zone`]).
+    pub zone: Option<String>,
 }
 
 /// The load balancer's HTTP health check of each target.
