@@ -25,13 +25,16 @@ use crate::LocalError;
 use crate::cluster_state::SharedState;
 use crate::zone_faults::{Path, ZoneFaults};
 
+/// A hop: the caller's zone, the target's zone, the target's address.
+type Hop = (String, String, SocketAddr);
+
 /// The relays of a run, shared by everything that reaches across zones on loopback.
 #[derive(Debug, Clone)]
 pub struct ZoneRelays {
     faults: ZoneFaults,
     stop: CancellationToken,
-    /// (caller's zone, target's zone, target's address) → the relay's address.
-    relays: Arc<Mutex<BTreeMap<(String, String, SocketAddr), SocketAddr>>>,
+    /// Hop → the relay's address.
+    relays: Arc<Mutex<BTreeMap<Hop, SocketAddr>>>,
 }
 
 impl ZoneRelays {
