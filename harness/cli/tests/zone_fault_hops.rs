@@ -57,3 +57,90 @@ fn the_ingress_replicas_pay_for_their_hops_across_zones() {
     assert!((0.5..0.95).contains(&cut), "zone-a's error rate {cut}");
     assert_eq!(s["totals"]["transportErrors"]["connect_refused"], 0);
 }
+
+/// The plan of `scenarios/testdata/<file>` as JSON.
+fn plan(file: &str) -> Value {
+    let out = support::harness(&[
+        "plan",
+        &format!("scenarios/testdata/{file}"),
+        "--output",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The step labelled `name: ...`: its events and the pods of `zone`, in natural order.
+fn step(plan: &Value, name: &str, zone: &str) -> (Vec<String>, String) {
+    let step = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["label"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{name}:"))
+        })
+        .unwrap_or_else(|| panic!("no step {name}"));
+    let events = step["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_owned())
+        .collect();
+    let mut pods: Vec<&str> = step["pods"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p["zone"] == zone)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    pods.sort_by_key(|p| p[4..].parse::<u32>().unwrap());
+    (events, pods.join(", "))
+}
+
+#[test]
+fn the_plan_names_each_hop_a_fault_slows_or_cuts() {
+    let lb = plan("zone-faults-lb.yaml");
+    let (events, zone_b) = step(&lb, "slow", "zone-b");
+    assert_eq!(
+        events,
+        [
+            format!(
+                "network zone-a ↔ zone-b +60ms each way: the load balancer (in zone-a) reaches across it: {zone_b}"
+            ),
+            "network zone-a ↔ zone-b +60ms each way: callers in zone-b reach the load balancer (in zone-a) across it".to_owned(),
+        ]
+    );
+    let (events, zone_b) = step(&lb, "cut", "zone-b");
+    assert_eq!(
+        events,
+        [
+            format!(
+                "network zone-a ↔ zone-b partitioned: the load balancer (in zone-a) cannot reach, its requests time out: {zone_b}"
+            ),
+            "network zone-a ↔ zone-b partitioned: callers in zone-b cannot reach the load balancer (in zone-a), their requests time out".to_owned(),
+        ]
+    );
+
+    let ingress = plan("zone-faults-ingress.yaml");
+    let (events, zone_b) = step(&ingress, "slow", "zone-b");
+    let (_, zone_a) = step(&ingress, "slow", "zone-a");
+    assert_eq!(
+        events,
+        [
+            format!(
+                "network zone-a ↔ zone-b +60ms each way: ingress-0 (in zone-a) reaches across it: {zone_b}"
+            ),
+            format!(
+                "network zone-a ↔ zone-b +60ms each way: ingress-1 (in zone-b) reaches across it: {zone_a}"
+            ),
+            "network zone-a ↔ zone-b +60ms each way: callers in zone-a reach ingress-1 (in zone-b) across it".to_owned(),
+        ]
+    );
+}

@@ -6,6 +6,7 @@
 //! actions the plan shows the steady state each action leads to. Text is rendered by
 //! `text`; the JSON is these types.
 
+mod network;
 mod text;
 mod warnings;
 
@@ -358,59 +359,6 @@ fn is_rollout(event: &EventKind, stage: RolloutStage) -> bool {
     matches!(event, EventKind::Rollout { stage: s, .. } if *s == stage)
 }
 
-/// For each zone whose callers go through kube-proxy, the pods it reaches across a faulted
-/// link: "network zone-a ↔ zone-b +20ms each way: callers in zone-a reach pod-1 across it".
-fn network_notes(model: &ClusterModel, scenario: &Scenario) -> Vec<String> {
-    let faults = model.zone_faults();
-    if faults.is_empty() {
-        return Vec::new();
-    }
-    let ep = model.endpoints();
-    let mut notes = Vec::new();
-    let mut callers: Vec<&str> = scenario
-        .load
-        .generators
-        .iter()
-        .filter(|g| g.via == Via::KubeProxy)
-        .map(|g| g.zone.as_str())
-        .collect();
-    callers.dedup();
-    for (link, fault) in faults {
-        for caller in &callers {
-            let other = if link.0 == *caller {
-                &link.1
-            } else if link.1 == *caller {
-                &link.0
-            } else {
-                continue;
-            };
-            let across: Vec<&str> = ep
-                .reachable_from(caller)
-                .iter()
-                .filter(|pod| ep.pod(pod).is_some_and(|p| &p.zone == other))
-                .map(String::as_str)
-                .collect();
-            let what = match fault {
-                crate::scenario::model::ZoneFault::Partition => {
-                    "cannot reach, their requests time out:"
-                }
-                _ => "reach across it:",
-            };
-            notes.push(format!(
-                "network {} ↔ {} {fault}: callers in {caller} {what} {}",
-                link.0,
-                link.1,
-                if across.is_empty() {
-                    "no pod (none of theirs is there)".to_owned()
-                } else {
-                    crate::text::first_few(&across, 8)
-                }
-            ));
-        }
-    }
-    notes
-}
-
 fn step(
     model: &ClusterModel,
     scenario: &Scenario,
@@ -441,7 +389,7 @@ fn step(
     }
     deleted.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
     created.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
-    notes.extend(network_notes(model, scenario));
+    notes.extend(network::notes(model, scenario));
     PlanStep {
         at_s,
         label,
