@@ -4,14 +4,16 @@
 //! RoleBinding, and a ClusterIP Service `loadbalancer` (port 80 → 8080) that generators
 //! `via: loadBalancer` send to. Its flags are the local target's
 //! ([`harness_core::workload_args::loadbalancer_args`], lags at the run's time scale) plus the
-//! in-cluster ones: `--watch-service` (it feeds itself from the Service's EndpointSlices, as the
+//! in-cluster ones. The pod prefers the load balancer's zone (`loadBalancer.zone`, default the
+//! first zone with a worker: `harness_core::scenario::model::hops`), where the local target runs
+//! it. The in-cluster flags: `--watch-service` (it feeds itself from the Service's EndpointSlices, as the
 //! AWS Load Balancer Controller does), `--target-port`, and `--readiness-gate
 //! target-health.harness.io/<service>` when the scenario sets `readinessGate` (the service's
 //! pods then carry that gate). `POD_NAMESPACE` comes from the Downward API.
 
 use std::collections::BTreeMap;
 
-use harness_core::scenario::model::{LoadBalancer, Scenario};
+use harness_core::scenario::model::{LoadBalancer, Scenario, hops};
 use harness_core::workload_args::loadbalancer_args;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{PodSpec, Service, ServiceAccount};
@@ -142,6 +144,8 @@ pub fn objects(
                 pod_labels,
                 PodSpec {
                     containers: vec![container],
+                    // In its zone, as the local target runs it (hops::load_balancer_zone).
+                    affinity: hops::load_balancer_zone(scenario).map(|z| pod::preferred_zone(&z)),
                     service_account_name: Some(LB_NAME.to_owned()),
                     // Its watch and status patches need the ServiceAccount's token.
                     automount_service_account_token: Some(true),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerPort, EnvVar, EnvVarSource, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector, PodSpec, PodTemplateSpec,
-    ResourceRequirements,
+    PreferredSchedulingTerm, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -116,6 +116,30 @@ pub(crate) fn node_affinity(requirements: Vec<(&str, Vec<String>)>) -> Option<Af
         }),
         ..Default::default()
     })
+}
+
+/// Preferred node affinity (weight 100) on `topology.kubernetes.io/zone` `In` `zone`: the
+/// scheduler places the pod there when a node of the zone can take it, elsewhere otherwise.
+pub(crate) fn preferred_zone(zone: &str) -> Affinity {
+    Affinity {
+        node_affinity: Some(NodeAffinity {
+            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                PreferredSchedulingTerm {
+                    weight: 100,
+                    preference: NodeSelectorTerm {
+                        match_expressions: Some(vec![NodeSelectorRequirement {
+                            key: crate::labels::ZONE_LABEL.to_owned(),
+                            operator: "In".to_owned(),
+                            values: Some(vec![zone.to_owned()]),
+                        }]),
+                        ..Default::default()
+                    },
+                },
+            ]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }
 
 /// The pod spec a workload's pod starts from: Pod Security "restricted", the `/tmp` volume, no

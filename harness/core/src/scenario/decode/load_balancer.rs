@@ -1,9 +1,9 @@
 //! Checks and builds the top-level `loadBalancer`: its lags and delay, and a health check with
-//! a positive interval, and its zone among the cluster's.
+//! a positive interval, and its zone among those with a worker node.
 
 use super::super::diagnostic::Problems;
 use super::super::format::LoadBalancerSpec;
-use super::super::model::{Cluster, HealthCheck, LoadBalancer};
+use super::super::model::{Cluster, HealthCheck, LoadBalancer, hops};
 use super::super::path::FieldPath;
 use super::{duration, listing, positive_duration};
 
@@ -15,17 +15,26 @@ pub(super) fn build(
     problems: &mut Problems<'_>,
 ) -> LoadBalancer {
     let root = FieldPath::root().key("loadBalancer");
-    if let (Some(zone), Some(cluster)) = (&spec.zone, cluster)
-        && !cluster.zones.contains(&zone.0)
-    {
-        problems.at(
-            &root.key("zone"),
-            format!(
-                "zone `{}` is not a cluster zone; cluster zones are: {}",
-                zone.0,
-                listing(&cluster.zones, "(none)")
-            ),
-        );
+    if let (Some(zone), Some(cluster)) = (&spec.zone, cluster) {
+        let workers = hops::worker_zones(cluster);
+        let problem = if !cluster.zones.contains(&zone.0) {
+            Some("is not a cluster zone")
+        } else if !workers.contains(&zone.0.as_str()) {
+            Some("has no worker node to run the load balancer")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            let workers: Vec<String> = workers.iter().map(|z| (*z).to_owned()).collect();
+            problems.at(
+                &root.key("zone"),
+                format!(
+                    "zone `{}` {problem}; zones with a worker node are: {}",
+                    zone.0,
+                    listing(&workers, "(none)")
+                ),
+            );
+        }
     }
     let mut lag = |key: &str, text| duration(problems, &root.key(key), text).unwrap_or_default();
     let registration_lag = lag("registrationLag", &spec.registration_lag);

@@ -57,7 +57,7 @@ use harness_core::scenario::model::Ingress;
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, HTTPGetAction, PodSecurityContext, PodSpec, Probe,
-    SeccompProfile, SecurityContext, Service,
+    SeccompProfile, SecurityContext, Service, TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -207,6 +207,20 @@ fn container(plan: &IngressPlan<'_>) -> Container {
     }
 }
 
+/// The replicas spread over the zones (`maxSkew: 1`, `ScheduleAnyway`, tainted nodes not
+/// counted), as the local target places them (`harness_core::scenario::model::hops`): the
+/// scheduler evens out the replicas per zone; which replica lands in which zone is its choice.
+fn zone_spread() -> TopologySpreadConstraint {
+    TopologySpreadConstraint {
+        max_skew: 1,
+        topology_key: crate::labels::ZONE_LABEL.to_owned(),
+        when_unsatisfiable: "ScheduleAnyway".to_owned(),
+        label_selector: Some(pod::selector(selector())),
+        node_taints_policy: Some("Honor".to_owned()),
+        ..Default::default()
+    }
+}
+
 /// The StatefulSet: `ingress.replicas` controller pods.
 pub fn stateful_set(plan: &IngressPlan<'_>) -> StatefulSet {
     let mut pod_labels = meta(plan, CONTROLLER, true).labels.unwrap_or_default();
@@ -221,6 +235,7 @@ pub fn stateful_set(plan: &IngressPlan<'_>) -> StatefulSet {
             template: pod::template(
                 pod_labels,
                 PodSpec {
+                    topology_spread_constraints: Some(vec![zone_spread()]),
                     service_account_name: Some(CONTROLLER.to_owned()),
                     automount_service_account_token: Some(true),
                     containers: vec![container(plan)],
