@@ -2,7 +2,9 @@
 //! bytes; the traffic matrix's bytes are the generators' of the load phase, zone by zone; the
 //! cross-zone split recounted from the summary's own matrix and pod rows gives the same
 //! numbers, same-zone + cross-zone = attributed responses, and with what named no pod they are
-//! the whole matrix (responses and bytes); the share is their ratio and the cost its rate.
+//! the whole matrix (responses and bytes); the share is their ratio and the cost its rate; the
+//! traffic of the callers through the load balancer or the ingress recounts from their
+//! reports and lies within the matrix.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,8 +25,57 @@ pub(super) fn checks(run: &RunData, summary: &Summary) -> Vec<AuditCheck> {
     out.extend(matrix_bytes(run, summary));
     if let Some(c) = &summary.cross_zone {
         out.extend(split(summary, c));
+        if let Some(p) = &c.proxied {
+            out.push(proxied(run, summary, p));
+        }
     }
     out
+}
+
+/// The proxied callers' traffic recounted from their reports, within the traffic matrix.
+fn proxied(run: &RunData, summary: &Summary, p: &crate::report::ProxiedTraffic) -> AuditCheck {
+    let whole = Window::whole(run);
+    let (mut requests, mut bytes) = (0u64, 0u64);
+    for (g, second, row) in run.load_seconds() {
+        if p.generators.iter().any(|name| *name == g.name) && whole.has_second(second) {
+            requests += row.by_backend.values().copied().sum::<u64>();
+            bytes += row
+                .bytes_by_backend
+                .values()
+                .map(|b| b.sent + b.received)
+                .sum::<u64>();
+        }
+    }
+    let matrix_requests: u64 = summary
+        .traffic_matrix
+        .values()
+        .flat_map(|m| m.values())
+        .sum();
+    let matrix_bytes: u64 = summary
+        .traffic_bytes
+        .values()
+        .flat_map(|m| m.values())
+        .map(|b| b.total())
+        .sum();
+    Check::new("crossZoneProxiedRecount", "summary")
+        .value("proxiedRequests", p.requests as f64)
+        .value("recounted", requests as f64)
+        .value("proxiedBytes", p.bytes as f64)
+        .value("recountedBytes", bytes as f64)
+        .expect(
+            p.requests == requests
+                && p.bytes == bytes
+                && p.requests <= matrix_requests
+                && p.bytes <= matrix_bytes,
+            format!(
+                "through the load balancer or the ingress ({}): {} responses / {} bytes, \
+                 recounted from their reports {requests} / {bytes}, within the traffic matrix's \
+                 {matrix_requests} / {matrix_bytes}",
+                p.generators.join(", "),
+                p.requests,
+                p.bytes
+            ),
+        )
 }
 
 /// A generator's bytes by second against its per-pod totals (answers and SSE streams).

@@ -74,6 +74,7 @@ fn facts() -> RunFacts {
         partial_reason: None,
         ingress_controller: None,
         price_per_gb: 0.01,
+        proxied_generators: Vec::new(),
     }
 }
 
@@ -419,4 +420,49 @@ fn bytes_that_do_not_add_up_are_violations() {
         );
     }
     assert!(!a.held);
+}
+
+#[test]
+fn proxied_callers_traffic_is_recounted_and_named_in_the_sentence() {
+    let r = two_zone_run();
+    let mut f = facts();
+    f.proxied_generators = vec!["g".into()];
+    let s = summarize(f, &r, Vec::new());
+    let c = s.cross_zone.as_ref().unwrap();
+    let p = c.proxied.as_ref().unwrap();
+    // g is the run's only generator: its traffic is the whole matrix.
+    let matrix: u64 = s.traffic_matrix.values().flat_map(|m| m.values()).sum();
+    assert_eq!(p.requests, matrix);
+    assert_eq!(p.bytes, 5_800);
+    let a = s.audit.as_ref().unwrap();
+    assert_eq!(
+        status_of(a, "crossZoneProxiedRecount", "summary").status,
+        AuditStatus::Held
+    );
+    assert!(
+        c.sentence().ends_with(
+            "; 10 of the responses went through the load balancer or the ingress, whose own \
+             hops between zones these figures do not count (they compare each caller's zone \
+             with its answering pod's)"
+        ),
+        "{}",
+        c.sentence()
+    );
+    // One response more than the reports hold is a violation.
+    let mut s = s.clone();
+    s.cross_zone
+        .as_mut()
+        .unwrap()
+        .proxied
+        .as_mut()
+        .unwrap()
+        .requests += 1;
+    let a = super::audit(&r, &s);
+    assert_eq!(
+        status_of(&a, "crossZoneProxiedRecount", "summary").status,
+        AuditStatus::Violated
+    );
+    // Without proxied callers there is nothing to say.
+    let s = summarize(facts(), &r, Vec::new());
+    assert_eq!(s.cross_zone.unwrap().proxied, None);
 }

@@ -281,6 +281,13 @@ fn summarize_run(
         partial_reason,
         ingress_controller: scenario.ingress.as_ref().map(|i| i.controller),
         price_per_gb: scenario.cost.price_per_gb,
+        proxied_generators: scenario
+            .load
+            .generators
+            .iter()
+            .filter(|g| g.via != crate::scenario::model::Via::KubeProxy)
+            .map(|g| g.name.clone())
+            .collect(),
     };
     summarize(facts, data, results)
 }

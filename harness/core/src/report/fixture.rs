@@ -90,6 +90,7 @@ pub fn failing_summary() -> Summary {
             seconds: 3.0,
             price_per_gb: 0.01,
             estimated_monthly_usd: Some(53_130.0 / 3.0 * 2_592_000.0 / 1e9 * 0.01),
+            proxied: None,
         }),
         hints: HintsSummary {
             events: vec![

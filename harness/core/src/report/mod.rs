@@ -3,6 +3,7 @@
 //! `report.md` (fit for a CI step summary), `report.html` (one self-contained page with inline
 //! SVG charts) and `timeline.jsonl` (the recorded events and samples).
 
+mod cross_zone_summary;
 mod events;
 mod html;
 pub mod icons;

@@ -29,6 +29,8 @@ pub struct RunFacts {
     pub ingress_controller: Option<crate::ingress::ControllerSettings>,
     /// US dollars per GB of cross-zone bytes (the scenario's `cost.pricePerGb`).
     pub price_per_gb: f64,
+    /// The generators through the load balancer or the ingress, by name.
+    pub proxied_generators: Vec<String>,
 }
 
 /// Builds the summary.
@@ -51,8 +53,11 @@ pub fn summarize(facts: RunFacts, run: &RunData, expectations: Vec<ExpectationRe
     );
     let (mut sources, unattributed) = pod_sources(run);
     let traffic = measure::traffic_matrix(run, whole);
-    let cross_zone =
-        (!run.generators.is_empty()).then(|| cross_zone(run, &traffic, whole, facts.price_per_gb));
+    let cross_zone = (!run.generators.is_empty()).then(|| {
+        let mut c = cross_zone(run, &traffic, whole, facts.price_per_gb);
+        c.proxied = proxied_traffic(run, whole, &facts.proxied_generators);
+        c
+    });
     let (traffic_matrix, traffic_bytes) = matrix_cells(&traffic);
     let mut pods = pods(run, &skew);
     pods.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
@@ -226,7 +231,36 @@ fn cross_zone(
         seconds,
         price_per_gb,
         estimated_monthly_usd: measure::monthly_cost_usd(bytes, seconds, price_per_gb),
+        proxied: None,
     }
+}
+
+/// The traffic of `generators` (those through the load balancer or the ingress) over
+/// `window`, as the traffic matrix counts it; `None` without any such generator.
+pub(crate) fn proxied_traffic(
+    run: &RunData,
+    window: Window,
+    generators: &[String],
+) -> Option<ProxiedTraffic> {
+    if generators.is_empty() {
+        return None;
+    }
+    let (mut requests, mut bytes) = (0, 0);
+    for (g, second, row) in run.load_seconds() {
+        if window.has_second(second) && generators.contains(&g.name) {
+            requests += row.by_backend.values().sum::<u64>();
+            bytes += row
+                .bytes_by_backend
+                .values()
+                .map(|b| b.total())
+                .sum::<u64>();
+        }
+    }
+    Some(ProxiedTraffic {
+        generators: generators.to_vec(),
+        requests,
+        bytes,
+    })
 }
 
 fn hints(run: &RunData) -> HintsSummary {
