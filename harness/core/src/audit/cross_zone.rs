@@ -37,7 +37,7 @@ fn proxied(run: &RunData, summary: &Summary, p: &crate::report::ProxiedTraffic) 
     let whole = Window::whole(run);
     let (mut requests, mut bytes) = (0u64, 0u64);
     for (g, second, row) in run.load_seconds() {
-        if p.generators.iter().any(|name| *name == g.name) && whole.has_second(second) {
+        if p.generators.contains(&g.name) && whole.has_second(second) {
             requests += row.by_backend.values().copied().sum::<u64>();
             bytes += row
                 .bytes_by_backend
