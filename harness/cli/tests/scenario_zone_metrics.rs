@@ -122,3 +122,64 @@ fn cross_zone_bytes_share_and_cost_are_measured_and_audited() {
         "a's callers answered from b all cross"
     );
 }
+
+/// `--price-per-gb` is the scenario's `cost.pricePerGb` for one run: the estimate follows the
+/// flag's price, and the generator through the load balancer is named as proxied.
+#[test]
+fn price_per_gb_flag_prices_the_run_and_proxied_callers_are_named() {
+    let _one = support::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    support::require_workload_bins();
+    let dir = tempfile::tempdir().unwrap();
+    let out = support::harness_command(&[
+        "run",
+        "scenarios/testdata/valid-all-processes.yaml",
+        "--price-per-gb",
+        "0.05",
+        "--progress",
+        "none",
+        "--out",
+    ])
+    .arg(dir.path())
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = support::summary(dir.path());
+    let c = &s["crossZone"];
+    assert_eq!(c["pricePerGb"], 0.05, "{c}");
+    let (bytes, seconds) = (u(&c["bytes"]), c["seconds"].as_f64().unwrap());
+    let expected = bytes as f64 / seconds * 2_592_000.0 / 1e9 * 0.05;
+    let usd = c["estimatedMonthlyUsd"].as_f64().unwrap();
+    assert!(
+        (usd - expected).abs() <= 1e-9 * expected.max(1.0),
+        "{usd} vs {expected}"
+    );
+    // via-lb goes through the balancer, via-proxy through kube-proxy.
+    assert_eq!(c["proxied"]["generators"], serde_json::json!(["via-lb"]));
+    let proxied = u(&c["proxied"]["requests"]);
+    let matrix = u(&c["attributedRequests"]) + u(&c["unzonedRequests"]);
+    assert!(proxied > 0 && proxied < matrix, "{c}");
+    assert_eq!(s["audit"]["held"], true);
+
+    // The flag and a --set of the same field are refused together.
+    let both = support::harness(&[
+        "run",
+        "scenarios/testdata/valid-all-processes.yaml",
+        "--price-per-gb",
+        "0.05",
+        "--set",
+        "cost.pricePerGb=0.02",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("give one"),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
+}

@@ -43,6 +43,15 @@ fn the_load_balancer_pays_for_its_hops_across_zones_and_only_those() {
     assert!(b_cut > 0.95, "zone-b's error rate {b_cut}");
     // Timeouts, as dropped packets make them: nothing is refused.
     assert_eq!(s["totals"]["transportErrors"]["connect_refused"], 0);
+    // Every caller went through the balancer: crossZone says so, and it is the whole matrix.
+    let c = &s["crossZone"];
+    assert_eq!(
+        c["proxied"]["generators"],
+        serde_json::json!(["from-a", "from-b"])
+    );
+    let matrix = c["attributedRequests"].as_u64().unwrap() + c["unzonedRequests"].as_u64().unwrap();
+    assert_eq!(c["proxied"]["requests"].as_u64().unwrap(), matrix, "{c}");
+    assert_eq!(s["audit"]["held"], true);
 }
 
 #[test]

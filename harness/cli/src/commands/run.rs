@@ -47,6 +47,11 @@ pub struct RunArgs {
     /// `.`, list entries as [0] or [name]; applied after the variant, checked like the file.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
+    /// US dollars per GB crossing between zones, for the cross-zone cost estimate (the same as
+    /// `--set cost.pricePerGb=USD`; default: the scenario's `cost.pricePerGb`, else 0.01, the
+    /// common inter-zone list price each way — see docs/scenario-format.md#cost).
+    #[arg(long = "price-per-gb", value_name = "USD", value_parser = price_override)]
+    pub price_per_gb: Option<Override>,
     /// Output directory (default: results/<scenario>/<run-id>). It must be new or empty: one
     /// holding another run's results is refused (exit 2) unless --replace.
     #[arg(long)]
@@ -205,7 +210,32 @@ impl KindFlags {
     }
 }
 
-pub fn run(args: RunArgs) -> Outcome {
+/// `--price-per-gb USD` as the override it stands for.
+fn price_override(text: &str) -> Result<Override, String> {
+    match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Override::new(PRICE_PATH, text.trim()),
+        _ => Err(format!(
+            "`{text}`: US dollars per GB of 0 or more, such as 0.02 (AWS: $0.01 out of one zone and $0.01 into the other)"
+        )),
+    }
+}
+
+/// The scenario field `--price-per-gb` sets.
+const PRICE_PATH: &str = "cost.pricePerGb";
+
+pub fn run(mut args: RunArgs) -> Outcome {
+    if let Some(price) = args.price_per_gb.take() {
+        if args
+            .set
+            .iter()
+            .any(|o| o.to_string().starts_with(&format!("--set {PRICE_PATH}=")))
+        {
+            return Err(Failure::InvalidInput(anyhow!(
+                "--price-per-gb and --set {PRICE_PATH}=... both set the price; give one"
+            )));
+        }
+        args.set.push(price);
+    }
     if !args.matrix.is_empty() {
         return super::matrix::run::run_matrix(&args);
     }
