@@ -50,8 +50,8 @@ pub struct RunArgs {
     /// US dollars per GB crossing between zones, for the cross-zone cost estimate (the same as
     /// `--set cost.pricePerGb=USD`; default: the scenario's `cost.pricePerGb`, else 0.01, the
     /// common inter-zone list price each way — see docs/scenario-format.md#cost).
-    #[arg(long = "price-per-gb", value_name = "USD", value_parser = price_override)]
-    pub price_per_gb: Option<Override>,
+    #[arg(long = "price-per-gb", value_name = "USD", value_parser = price_per_gb)]
+    pub price_per_gb: Option<f64>,
     /// Output directory (default: results/<scenario>/<run-id>). It must be new or empty: one
     /// holding another run's results is refused (exit 2) unless --replace.
     #[arg(long)]
@@ -210,10 +210,10 @@ impl KindFlags {
     }
 }
 
-/// `--price-per-gb USD` as the override it stands for.
-fn price_override(text: &str) -> Result<Override, String> {
+/// `--price-per-gb USD`: a finite price of 0 or more.
+fn price_per_gb(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(usd) if usd.is_finite() && usd >= 0.0 => Override::new(PRICE_PATH, text.trim()),
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
         _ => Err(format!(
             "`{text}`: US dollars per GB of 0 or more, such as 0.02 (AWS: $0.01 out of one zone and $0.01 into the other)"
         )),
@@ -234,6 +234,8 @@ pub fn run(mut args: RunArgs) -> Outcome {
                 "--price-per-gb and --set {PRICE_PATH}=... both set the price; give one"
             )));
         }
+        let price = Override::new(PRICE_PATH, &price.to_string())
+            .map_err(|e| Failure::InvalidInput(anyhow!("--price-per-gb: {e}")))?;
         args.set.push(price);
     }
     if !args.matrix.is_empty() {
