@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use harness_core::scenario::model::{Action, ConnectionModel, Rate, Scenario};
+use harness_core::scenario::model::{Action, ConnectionModel, Rate, Scenario, Via, hops};
 
 /// Resident MiB per process kind (rounded up from the measurements above).
 const FLAGSVC_MIB: f64 = 10.0;
@@ -130,11 +130,13 @@ pub fn needs(scenario: &Scenario, time_scale: f64) -> Needs {
         })
         .collect();
     let client_connections: u64 = connections.iter().sum();
+    let relays = relays(scenario, peak_pods, rollout, &connections);
     // Each connection through a forwarder is two descriptors in the harness; each child has
     // its output pipes; each pod is probed and scraped (a connection each, transient).
-    let harness_fds = 2 * client_connections + 3 * processes + 2 * peak_pods + 64;
+    let harness_fds = 2 * client_connections + 3 * processes + 2 * peak_pods + 64 + relays.fds;
     let loadgen_fds = connections.iter().max().copied().unwrap_or(0) + 32;
-    let listening_ports = peak_pods * (2 * per_pod_processes) + 2 * ingress + 2 * lb + 8;
+    let listening_ports =
+        peak_pods * (2 * per_pod_processes) + 2 * ingress + 2 * lb + 8 + relays.listeners;
     let load = scale(scenario.load.warmup + scenario.load.duration, time_scale);
     let samples = peak_pods as f64 * load.as_secs_f64() * SAMPLE_BYTES / MIB;
     let memory_mib = peak_pods as f64
@@ -168,6 +170,46 @@ pub fn needs(scenario: &Scenario, time_scale: f64) -> Needs {
         timeline_mib: samples,
         cpu_cores,
         load,
+    }
+}
+
+/// What the zone relays add (crate::zone_relays): nothing without a `zoneNetwork` action.
+#[derive(Debug, Default)]
+struct Relays {
+    listeners: u64,
+    fds: u64,
+}
+
+/// With zone faults, one relay for each zone a load balancer or ingress replica runs in and
+/// each pod ever started (a rollout's new pods too), the generators' relays to the balancer
+/// and one spreader per zone; each connection of a generator through them is carried once
+/// more (two descriptors a hop).
+fn relays(scenario: &Scenario, peak_pods: u64, rollout: bool, connections: &[u64]) -> Relays {
+    if !scenario
+        .timeline
+        .iter()
+        .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
+    {
+        return Relays::default();
+    }
+    let zones = scenario.cluster.zones.len() as u64;
+    let lb = u64::from(scenario.load_balancer.is_some());
+    let ingress_zones = scenario.ingress.as_ref().map_or(0, |i| {
+        u64::from(i.replicas).min(hops::worker_zones(&scenario.cluster).len() as u64)
+    });
+    let pods_ever = if rollout { 2 * peak_pods } else { peak_pods };
+    let listeners = (lb + ingress_zones) * pods_ever + (lb + u64::from(ingress_zones > 0)) * zones;
+    let proxied: u64 = scenario
+        .load
+        .generators
+        .iter()
+        .zip(connections)
+        .filter(|(g, _)| g.via != Via::KubeProxy)
+        .map(|(_, n)| *n)
+        .sum();
+    Relays {
+        listeners,
+        fds: listeners + 2 * 2 * proxied,
     }
 }
 
@@ -375,6 +417,28 @@ mod tests {
             ephemeral_ports: Some(28_232),
             disk_free_mib: Some(50_000.0),
         }
+    }
+
+    #[test]
+    fn zone_faults_add_the_relays_of_the_hops_through_the_load_balancer() {
+        let text = |timeline: &str| {
+            format!(
+                "apiVersion: harness/v1alpha1\nkind: Scenario\nmetadata: {{name: r}}\ncluster:\n  zones:\n    - {{name: a, nodes: [{{name: a-1, allocatableCpu: \"4\"}}]}}\n    - {{name: b, nodes: [{{name: b-1, allocatableCpu: \"4\"}}]}}\nservice:\n  name: svc\n  replicas: 4\n  serviceTime: {{fixed: 10ms}}\nloadBalancer: {{}}\nload:\n  duration: 10s\n  generators:\n    - {{name: g, zone: b, rate: 100, connections: 16, via: loadBalancer}}\n{timeline}"
+            )
+        };
+        let load = |t: &str| harness_core::scenario::load_scenario_str(t, "r.yaml", None).unwrap();
+        let calm = needs(&load(&text("")), 1.0);
+        let faulted = needs(
+            &load(&text(
+                "timeline:\n  - { at: 1s, zoneNetwork: { from: a, to: b, delay: 5ms } }\n",
+            )),
+            1.0,
+        );
+        // The balancer's zone (a) to each of 4 pods, and one relay per zone to the balancer;
+        // the generator's 16 connections carried once more, two descriptors a hop.
+        let listeners = 4 + 2;
+        assert_eq!(faulted.listening_ports, calm.listening_ports + listeners);
+        assert_eq!(faulted.harness_fds, calm.harness_fds + listeners + 4 * 16);
     }
 
     #[test]
