@@ -263,6 +263,40 @@ fn timeline(spec: &Spec, nodes: &mut Vec<Node>, zone_count: usize) -> (Vec<Strin
                 ));
                 slot += 2;
             }
+            Choice::ZoneNetwork {
+                from,
+                to,
+                partition,
+                delay_ms,
+                loss_percent,
+            } if zone_count > 1 => {
+                let from = from % zone_count;
+                let to = match to {
+                    None => "all".to_owned(),
+                    Some(z) if z % zone_count == from => ZONES[(from + 1) % zone_count].to_owned(),
+                    Some(z) => ZONES[z % zone_count].to_owned(),
+                };
+                let fault = if partition {
+                    "partition: true".to_owned()
+                } else {
+                    format!(
+                        "delay: {delay_ms}ms, jitter: {}ms, loss: {}",
+                        delay_ms / 4,
+                        f64::from(loss_percent) / 100.0
+                    )
+                };
+                entries.push(format!(
+                    "{{ at: {}s, name: e{k}-net, zoneNetwork: {{ from: {}, to: {to}, {fault} }} }}",
+                    at(slot),
+                    ZONES[from]
+                ));
+                entries.push(format!(
+                    "{{ at: {}s, name: e{k}-healed, zoneNetwork: {{ from: {}, to: {to}, clear: true }} }}",
+                    at(slot + 1),
+                    ZONES[from]
+                ));
+                slot += 2;
+            }
             _ => {}
         }
     }

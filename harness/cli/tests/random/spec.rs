@@ -125,6 +125,15 @@ pub enum Choice {
         node: usize,
         zone: usize,
     },
+    /// `zoneNetwork` from one zone to another (`None`: to all): a delay with jitter and loss
+    /// (`partition` false) or a partition, cleared one slot later.
+    ZoneNetwork {
+        from: usize,
+        to: Option<usize>,
+        partition: bool,
+        delay_ms: u32,
+        loss_percent: u32,
+    },
 }
 
 fn placement() -> impl Strategy<Value = Placement> {
@@ -190,13 +199,21 @@ fn choice() -> impl Strategy<Value = Choice> {
         1 => (1u32..=12).prop_map(|replicas| Choice::Scale { replicas }),
         2 => Just(Choice::Rollout),
         1 => (0usize..12, 0usize..4).prop_map(|(node, zone)| Choice::Relabel { node, zone }),
+        2 => (0usize..4, prop::option::of(0usize..4), prop::bool::weighted(0.3), 1u32..=40, 0u32..=5)
+            .prop_map(|(from, to, partition, delay_ms, loss_percent)| Choice::ZoneNetwork {
+                from,
+                to,
+                partition,
+                delay_ms,
+                loss_percent,
+            }),
     ]
 }
 
 /// Random valid scenarios: zones 1–4, 1–3 nodes each, 1–30 replicas (mostly few: every pod is
 /// two processes here), both routing modes, sidecar limits and queues, SSE, generator mixes
 /// and connection models, a load balancer, an ingress, an autoscaler, and up to four timeline
-/// choices.
+/// choices (zone network faults among them).
 pub fn spec() -> impl Strategy<Value = Spec> {
     let cluster = vec(vec(1u32..=8, 1..=3), 1..=4);
     let service = (
