@@ -243,9 +243,18 @@ impl Features {
             ("scale", "scale:"),
             ("rollout", "rollout:"),
             ("relabelNode and back", "relabelNode"),
+            ("zoneNetwork and clear", "zoneNetwork"),
         ] {
             add(kind, rendered.timeline.iter().any(|e| e.contains(key)));
         }
+        let faults = rendered.timeline.iter().any(|e| e.contains("zoneNetwork"));
+        let proxied = ["via: loadBalancer", "via: ingress"]
+            .iter()
+            .any(|via| rendered.yaml.contains(via));
+        add(
+            "zoneNetwork through the load balancer or ingress",
+            faults && proxied,
+        );
     }
 }
 

@@ -6,17 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use support::run_testdata;
-
-/// The expectation called `name`.
-fn named<'a>(s: &'a Value, name: &str) -> &'a Value {
-    s["expectations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no expectation `{name}`"))
-}
+use support::{expectation_named as named, run_testdata};
 
 fn observed(s: &Value, name: &str) -> f64 {
     named(s, name)["observed"]

@@ -106,15 +106,7 @@ impl ZoneProxy {
 
     async fn accept_loop(self, listener: TcpListener, seed: u64, stop: CancellationToken) {
         let mut rng = SmallRng::seed_from_u64(seed);
-        loop {
-            let accepted = tokio::select! {
-                () = stop.cancelled() => return,
-                accepted = listener.accept() => accepted,
-            };
-            let Ok((client, _)) = accepted else {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                continue;
-            };
+        while let Some(client) = next_connection(&listener, &stop).await {
             let chosen = {
                 let mut state = self.lock();
                 if state.backends.is_empty() {
@@ -143,6 +135,23 @@ impl ZoneProxy {
                     *n = n.saturating_sub(1);
                 }
             });
+        }
+    }
+}
+
+/// The next connection `listener` accepts, or `None` once `stop` is cancelled (a failed
+/// accept, out of descriptors say, is retried after 20 ms).
+pub(crate) async fn next_connection(
+    listener: &TcpListener,
+    stop: &CancellationToken,
+) -> Option<tokio::net::TcpStream> {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return None,
+            accepted = listener.accept() => match accepted {
+                Ok((client, _)) => return Some(client),
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            },
         }
     }
 }

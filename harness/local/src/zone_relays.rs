@@ -23,6 +23,7 @@ use workload_contract::loadbalancer::{Endpoint, EndpointSet};
 
 use crate::LocalError;
 use crate::cluster_state::SharedState;
+use crate::kube_proxy::next_connection;
 use crate::zone_faults::{Path, ZoneFaults};
 
 /// A hop: the caller's zone, the target's zone, the target's address.
@@ -177,15 +178,7 @@ impl ZoneRelays {
 
 /// Accepts until `stop`, carrying each connection to `target` along `path`.
 async fn serve(listener: TcpListener, target: SocketAddr, path: Path, stop: CancellationToken) {
-    loop {
-        let accepted = tokio::select! {
-            () = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((client, _)) = accepted else {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            continue;
-        };
+    while let Some(client) = next_connection(&listener, &stop).await {
         let (path, stop) = (path.clone(), stop.clone());
         tokio::spawn(async move { path.carry(client, target, &stop).await });
     }

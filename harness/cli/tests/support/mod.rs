@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod chromium;
 pub mod import;
 
 /// Scenario runs are timing-sensitive; tests that must not share the 2 cores take this lock.
@@ -187,6 +188,16 @@ pub fn expectation<'a>(s: &'a Value, metric: &str) -> &'a Value {
         .iter()
         .find(|e| e["metric"] == metric)
         .unwrap_or_else(|| panic!("no {metric} expectation"))
+}
+
+/// The expectation called `name` in a summary; panics naming it when there is none.
+pub fn expectation_named<'a>(s: &'a Value, name: &str) -> &'a Value {
+    s["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no expectation `{name}`"))
 }
 
 /// A count in a status/kind → count map (0 when absent).

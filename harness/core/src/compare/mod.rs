@@ -7,22 +7,23 @@
 //! compared, and the header says what differs (`notes`). The result is `compare.json` (schema `harness-compare/v1`),
 //! `compare.md` and `compare.html` (`render`).
 
+mod bound;
 mod comparable;
 mod cross_zone;
+mod deltas;
 mod differences;
 mod render;
-
-use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use bound::{Bound, BoundError};
 pub use comparable::{PlannedRun, baseline_refusal};
 pub use cross_zone::CrossZoneDelta;
+use deltas::{expectation_deltas, metric_deltas, pod_deltas};
 pub use render::{render_compare_html, render_compare_markdown};
 
 use crate::report::{KubernetesInfo, Summary, Verdict};
-use crate::text::natural_key;
 
 /// Version tag of `compare.json`.
 pub const COMPARE_SCHEMA: &str = "harness-compare/v1";
@@ -136,66 +137,6 @@ pub struct Comparison {
     /// pages show; null when either run did not measure them.
     #[serde(default)]
     pub cross_zone: Option<CrossZoneDelta>,
-}
-
-/// A bad `--max-regression`.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum BoundError {
-    #[error("`{0}` is not METRIC=VALUE (e.g. `errorRate=0.01`)")]
-    Syntax(String),
-    #[error(
-        "`{text}`: `{value}` is not a value of 0 or more (a number in the metric's unit, a percentage such as `1%`, or a duration such as `5ms`)"
-    )]
-    Value { text: String, value: String },
-    #[error("--max-regression {metric}: no such compared metric; compared here: {known}")]
-    UnknownMetric { metric: String, known: String },
-    #[error("--max-regression {metric}: it has no better direction (it is shown, never gated)")]
-    NoDirection { metric: String },
-}
-
-/// `--max-regression METRIC=VALUE`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bound {
-    pub metric: String,
-    pub value: f64,
-}
-
-impl Bound {
-    pub fn parse(text: &str) -> Result<Bound, BoundError> {
-        let (metric, value) = text
-            .split_once('=')
-            .filter(|(m, v)| !m.trim().is_empty() && !v.trim().is_empty())
-            .ok_or_else(|| BoundError::Syntax(text.to_owned()))?;
-        let metric = metric.trim();
-        let number = bound_value(metric, value.trim())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| BoundError::Value {
-                text: text.to_owned(),
-                value: value.trim().to_owned(),
-            })?;
-        Ok(Bound {
-            metric: metric.to_owned(),
-            value: number,
-        })
-    }
-}
-
-/// A bound's value in `metric`'s unit, written as expectations are: a plain number, a
-/// percentage (`1%` is 0.01, as rates are fractions) or a duration (`5ms`: milliseconds for
-/// the `…Ms` metrics, else seconds, the base unit of spans of time).
-fn bound_value(metric: &str, value: &str) -> Option<f64> {
-    if let Ok(number) = value.parse::<f64>() {
-        return Some(number);
-    }
-    if let Some(percent) = value.strip_suffix('%') {
-        return percent.trim().parse::<f64>().ok().map(|p| p / 100.0);
-    }
-    let span = crate::scenario::units::parse_duration(value).ok()?;
-    Some(if metric.ends_with("Ms") {
-        span.as_secs_f64() * 1000.0
-    } else {
-        span.as_secs_f64()
-    })
 }
 
 /// Compares `candidate` against `base`; `dirs` are the run directories as given.
@@ -315,171 +256,6 @@ fn run_ref(s: &Summary, dir: &str) -> RunRef {
     }
 }
 
-/// Every number compared, in a fixed order.
-fn metric_deltas(base: &Summary, candidate: &Summary) -> Vec<MetricDelta> {
-    let mut rows: Vec<(String, Option<f64>, Option<f64>, Better)> = vec![(
-        "errorRate".into(),
-        Some(base.totals.error_rate),
-        Some(candidate.totals.error_rate),
-        Better::Lower,
-    )];
-    let kinds = |s: &Summary| -> BTreeMap<String, f64> {
-        let attempted = s.totals.attempted.max(1) as f64;
-        let mut out = BTreeMap::new();
-        for (status, n) in &s.totals.responses {
-            if !status.starts_with('2') {
-                out.insert(format!("errors.{status}"), *n as f64 / attempted);
-            }
-        }
-        for (kind, n) in &s.totals.transport_errors {
-            out.insert(format!("errors.{kind}"), *n as f64 / attempted);
-        }
-        out
-    };
-    let (kb, kc) = (kinds(base), kinds(candidate));
-    let mut names: Vec<&String> = kb.keys().chain(kc.keys()).collect();
-    names.sort();
-    names.dedup();
-    for name in names {
-        rows.push((
-            name.clone(),
-            Some(kb.get(name).copied().unwrap_or(0.0)),
-            Some(kc.get(name).copied().unwrap_or(0.0)),
-            Better::Lower,
-        ));
-    }
-    rows.push((
-        "skewMaxMean".into(),
-        base.skew.max_mean,
-        candidate.skew.max_mean,
-        Better::Lower,
-    ));
-    rows.push((
-        "skewCv".into(),
-        base.skew.cv,
-        candidate.skew.cv,
-        Better::Lower,
-    ));
-    rows.push((
-        "starvedPods".into(),
-        Some(base.skew.starved.len() as f64),
-        Some(candidate.skew.starved.len() as f64),
-        Better::Lower,
-    ));
-    rows.push((
-        "latencyP50Ms".into(),
-        base.totals.latency_p50_ms,
-        candidate.totals.latency_p50_ms,
-        Better::Lower,
-    ));
-    rows.push((
-        "latencyP99Ms".into(),
-        base.totals.latency_p99_ms,
-        candidate.totals.latency_p99_ms,
-        Better::Lower,
-    ));
-    if base.ingress.is_some() || candidate.ingress.is_some() {
-        let sum = |s: &Summary, f: fn(&crate::report::IngressReplicaSummary) -> u64| {
-            s.ingress
-                .as_ref()
-                .map(|i| i.replicas.iter().map(f).sum::<u64>() as f64)
-        };
-        rows.push((
-            "ingressReloads".into(),
-            sum(base, |r| r.reloads),
-            sum(candidate, |r| r.reloads),
-            Better::Neither,
-        ));
-        rows.push((
-            "ingressRestarts".into(),
-            sum(base, |r| r.restarts),
-            sum(candidate, |r| r.restarts),
-            Better::Lower,
-        ));
-        rows.push((
-            "firstPositionsShare".into(),
-            base.ingress.as_ref().and_then(|i| i.first_positions_share),
-            candidate
-                .ingress
-                .as_ref()
-                .and_then(|i| i.first_positions_share),
-            Better::Lower,
-        ));
-        rows.push((
-            "positionRankCorrelation".into(),
-            base.ingress.as_ref().and_then(|i| i.rank_correlation),
-            candidate.ingress.as_ref().and_then(|i| i.rank_correlation),
-            Better::Neither,
-        ));
-    }
-    rows.extend(cross_zone::rows(base, candidate));
-    for e in &base.expectations {
-        let c = candidate.expectations.iter().find(|c| c.name == e.name);
-        let better = match (e.threshold.max, e.threshold.min) {
-            (Some(_), None) => Better::Lower,
-            (None, Some(_)) => Better::Higher,
-            _ => Better::Neither,
-        };
-        let name = format!("expect.{}", e.metric);
-        if rows.iter().any(|r| r.0 == name) {
-            continue;
-        }
-        rows.push((name, e.observed, c.and_then(|c| c.observed), better));
-    }
-    rows.into_iter()
-        .map(|(name, b, c, better)| MetricDelta {
-            delta: b.zip(c).map(|(b, c)| c - b),
-            name,
-            base: b,
-            candidate: c,
-            better,
-            max_regression: None,
-            regressed: false,
-        })
-        .collect()
-}
-
-fn expectation_deltas(base: &Summary, candidate: &Summary) -> Vec<ExpectationDelta> {
-    base.expectations
-        .iter()
-        .map(|e| {
-            let c = candidate.expectations.iter().find(|c| c.name == e.name);
-            ExpectationDelta {
-                name: e.name.clone(),
-                metric: e.metric.clone(),
-                base_observed: e.observed,
-                base_passed: e.passed,
-                candidate_observed: c.and_then(|c| c.observed),
-                candidate_passed: c.is_some_and(|c| c.passed),
-            }
-        })
-        .collect()
-}
-
-fn pod_deltas(base: &Summary, candidate: &Summary) -> Vec<PodShareDelta> {
-    let shares = |s: &Summary| -> BTreeMap<String, f64> {
-        s.pods.iter().map(|p| (p.name.clone(), p.share)).collect()
-    };
-    let (b, c) = (shares(base), shares(candidate));
-    let mut pods: Vec<&String> = b.keys().chain(c.keys()).collect();
-    pods.sort_by(|x, y| natural_key(x).cmp(&natural_key(y)));
-    pods.dedup();
-    pods.into_iter()
-        .map(|pod| {
-            let (x, y) = (
-                b.get(pod).copied().unwrap_or(0.0),
-                c.get(pod).copied().unwrap_or(0.0),
-            );
-            PodShareDelta {
-                pod: pod.clone(),
-                base: x,
-                candidate: y,
-                delta: y - x,
-            }
-        })
-        .collect()
-}
-
 /// The JSON Schema of `compare.json`.
 pub fn compare_json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Comparison)).unwrap_or_default()
@@ -502,6 +278,8 @@ pub(crate) fn shown(v: Option<f64>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::report::fixture::failing_summary;
 
