@@ -185,11 +185,7 @@ struct Relays {
 /// and one spreader per zone; each connection of a generator through them is carried once
 /// more (two descriptors a hop).
 fn relays(scenario: &Scenario, peak_pods: u64, rollout: bool, connections: &[u64]) -> Relays {
-    if !scenario
-        .timeline
-        .iter()
-        .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
-    {
+    if !scenario.has_zone_faults() {
         return Relays::default();
     }
     let zones = scenario.cluster.zones.len() as u64;

@@ -65,6 +65,13 @@ impl Scenario {
     pub fn variant_names(&self) -> &[String] {
         &self.variant_names
     }
+
+    /// Whether the timeline changes the network between zones (`zoneNetwork`).
+    pub fn has_zone_faults(&self) -> bool {
+        self.timeline
+            .iter()
+            .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
+    }
 }
 
 /// The cluster at load start.

@@ -39,17 +39,9 @@ pub(super) struct ZoneNetwork {
     addresses: Option<BTreeMap<String, Vec<Ipv4Addr>>>,
 }
 
-/// Whether `scenario` changes the network between zones.
-pub fn uses_zone_network(scenario: &Scenario) -> bool {
-    scenario
-        .timeline
-        .iter()
-        .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
-}
-
 /// The refusal of `zoneNetwork` in a cluster the harness did not create.
 pub fn existing_cluster_refusal(scenario: &Scenario) -> Option<String> {
-    uses_zone_network(scenario).then(|| {
+    scenario.has_zone_faults().then(|| {
         "zoneNetwork with --allow-existing-cluster: on kind the faults are tc netem rules \
          written into the node containers (docker exec NODE tc ...), and the harness does not \
          change the node networking of a cluster it did not create; run the scenario in a \
@@ -61,7 +53,7 @@ pub fn existing_cluster_refusal(scenario: &Scenario) -> Option<String> {
 
 /// What the kind target refuses of `zoneNetwork` in any cluster.
 pub fn refusals(scenario: &Scenario) -> Vec<String> {
-    if !uses_zone_network(scenario) {
+    if !scenario.has_zone_faults() {
         return Vec::new();
     }
     let zones = &scenario.cluster.zones;

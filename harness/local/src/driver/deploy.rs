@@ -7,7 +7,7 @@ use std::time::Duration;
 use harness_core::control_plane::cluster::ClusterModel;
 use harness_core::engine::{RunContext, TargetError};
 use harness_core::plan::gate_after;
-use harness_core::scenario::model::{Action, Scenario, hops};
+use harness_core::scenario::model::{Scenario, hops};
 use harness_core::target_kit::{LiveRates, Sampler};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -56,9 +56,7 @@ pub(super) async fn deploy(
     }
     // With zone faults, the hops the forwarders do not carry get relays (crate::zone_relays).
     let relays = scenario
-        .timeline
-        .iter()
-        .any(|e| matches!(e.action, Action::ZoneNetwork(_)))
+        .has_zone_faults()
         .then(|| ZoneRelays::new(shared.lock().zone_faults.clone(), stop.clone()));
     let targets: Targets = Default::default();
     let manager = PodManager::new(
