@@ -69,8 +69,9 @@ impl ZoneRelays {
         Ok(relay)
     }
 
-    /// How many relays have been started.
-    pub fn count(&self) -> usize {
+    /// How many relays have been started (tests).
+    #[cfg(test)]
+    fn count(&self) -> usize {
         self.relays.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
@@ -135,7 +136,10 @@ impl ZoneRelays {
                 view
             }
         };
-        let first = map(&source.borrow_and_update());
+        // Cloned first: the feed's read guard must not be held while `map` takes the shared
+        // lock (a publisher holds that lock while it writes the feed).
+        let current = source.borrow_and_update().clone();
+        let first = map(&current);
         let (tx, rx) = watch::channel(first);
         let stop = self.stop.clone();
         tokio::spawn(async move {
