@@ -44,10 +44,15 @@ pub(super) fn notes(model: &ClusterModel, scenario: &Scenario) -> Vec<String> {
             .map(|p| p.name.clone())
             .collect()
     };
-    let lb_zone = callers(Via::LoadBalancer)
+    let (kube_proxy_callers, lb_callers, ingress_callers) = (
+        callers(Via::KubeProxy),
+        callers(Via::LoadBalancer),
+        callers(Via::Ingress),
+    );
+    let lb_zone = lb_callers
         .first()
         .and_then(|_| hops::load_balancer_zone(scenario));
-    let replicas: Vec<(String, String)> = match (&scenario.ingress, callers(Via::Ingress).len()) {
+    let replicas: Vec<(String, String)> = match (&scenario.ingress, ingress_callers.len()) {
         (Some(ingress), 1..) => (0..ingress.replicas)
             .filter_map(|i| {
                 let zone = hops::ingress_replica_zone(&scenario.cluster, i)?;
@@ -80,7 +85,7 @@ pub(super) fn notes(model: &ClusterModel, scenario: &Scenario) -> Vec<String> {
             notes.push(format!("{head} {who} {verb} {listed}"));
         };
         for (zone, other) in ends {
-            if callers(Via::KubeProxy).contains(&zone) {
+            if kube_proxy_callers.contains(&zone) {
                 let who = format!("callers in {zone}");
                 pods_note(who, true, kube_proxy_pods(zone, other));
             }
@@ -101,7 +106,7 @@ pub(super) fn notes(model: &ClusterModel, scenario: &Scenario) -> Vec<String> {
         // Callers whose hop to the load balancer or an ingress replica crosses the link.
         for (zone, other) in ends {
             let mut hops_across = Vec::new();
-            if lb_zone.as_deref() == Some(other) && callers(Via::LoadBalancer).contains(&zone) {
+            if lb_zone.as_deref() == Some(other) && lb_callers.contains(&zone) {
                 hops_across.push(format!("the load balancer (in {other})"));
             }
             let there: Vec<&str> = replicas
@@ -109,7 +114,7 @@ pub(super) fn notes(model: &ClusterModel, scenario: &Scenario) -> Vec<String> {
                 .filter(|(_, z)| z == other)
                 .map(|(name, _)| name.as_str())
                 .collect();
-            if !there.is_empty() && callers(Via::Ingress).contains(&zone) {
+            if !there.is_empty() && ingress_callers.contains(&zone) {
                 hops_across.push(format!("{} (in {other})", first_few(&there, LISTED)));
             }
             if hops_across.is_empty() {
