@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use common::{TestServer, accept_each, config};
 use loadgen::{ConnectionModel, Report, ReportExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::AsyncWriteExt;
 use workload_contract::loadgen::report::ByteCounts;
 use workload_test_support::wait_until;
 
@@ -23,24 +22,6 @@ type Tally = Arc<Mutex<BTreeMap<String, ByteCounts>>>;
 /// What connection `conn` does with request `req`: the bytes to answer with, or `None` to
 /// close without answering.
 type Script = dyn Fn(usize, usize) -> Option<Vec<u8>> + Send + Sync;
-
-/// Reads one request head, counting what it read; false when the client closed.
-async fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>, read: &mut u64) -> bool {
-    loop {
-        if let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            pending.drain(..at + 4);
-            return true;
-        }
-        let mut buf = [0u8; 1024];
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => {
-                *read += n as u64;
-                pending.extend_from_slice(&buf[..n]);
-            }
-        }
-    }
-}
 
 /// The tally's key for requests read and not answered.
 const UNANSWERED: &str = "(unanswered)";
@@ -59,7 +40,7 @@ async fn counting_server(pod: fn(usize) -> String, script: Arc<Script>) -> (Test
             };
             for req in 0..10_000 {
                 let mut read = 0;
-                if !read_request(&mut stream, &mut pending, &mut read).await {
+                if !common::read_request(&mut stream, &mut pending, &mut read).await {
                     break;
                 }
                 let Some(reply) = script(conn, req) else {
@@ -227,7 +208,7 @@ async fn sse_stream_bytes_go_to_the_pod_that_serves_the_stream() {
         tokio::spawn(async move {
             let (mut read, mut written) = (0u64, 0u64);
             let mut pending = Vec::new();
-            if read_request(&mut stream, &mut pending, &mut read).await {
+            if common::read_request(&mut stream, &mut pending, &mut read).await {
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
                      transfer-encoding: chunked\r\nx-pod: stream-{conn}\r\n\r\n"

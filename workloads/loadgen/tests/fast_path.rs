@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use common::{TestServer, accept_each, config};
 use loadgen::{Report, ReportExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::AsyncWriteExt;
 
 /// What the scripted server does for request `req` (0, 1, …) on connection `conn`.
 #[derive(Clone)]
@@ -46,21 +45,6 @@ impl Reply {
     }
 }
 
-/// Reads one request head (up to the blank line); false when the client closed.
-async fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> bool {
-    loop {
-        if let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            pending.drain(..at + 4);
-            return true;
-        }
-        let mut buf = [0u8; 1024];
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 async fn scripted<F>(script: F) -> TestServer
 where
     F: Fn(usize, usize) -> Reply + Send + Sync + 'static,
@@ -74,7 +58,7 @@ where
             let mut pending = Vec::new();
             // Bounded: a client sends at most a few dozen requests per test.
             for req in 0..10_000 {
-                if !read_request(&mut stream, &mut pending).await {
+                if !common::read_request(&mut stream, &mut pending, &mut 0).await {
                     return;
                 }
                 let reply = script(conn, req);

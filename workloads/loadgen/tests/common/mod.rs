@@ -160,3 +160,22 @@ pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let reply = workload_test_support::get(addr, path).await.unwrap();
     (reply.status, reply.body)
 }
+
+/// Reads one request head (up to the blank line) from a raw connection, adding the bytes it
+/// read to `read`; false when the client closed.
+pub async fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>, read: &mut u64) -> bool {
+    loop {
+        if let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            pending.drain(..at + 4);
+            return true;
+        }
+        let mut buf = [0u8; 1024];
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => {
+                *read += n as u64;
+                pending.extend_from_slice(&buf[..n]);
+            }
+        }
+    }
+}
