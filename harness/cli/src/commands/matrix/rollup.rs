@@ -470,15 +470,20 @@ mod tests {
         vec![base, failed, regressed]
     }
 
-    #[test]
-    fn the_earliest_worst_run_decides_before_any_comparison() {
-        let rollup = Rollup::new(
+    /// The roll-up of [`three`], uninterrupted.
+    fn three_cells() -> Rollup {
+        Rollup::new(
             "hot-podding",
             "scenarios/x.yaml",
             vec!["ingress.version".to_owned()],
             three(),
             None,
-        );
+        )
+    }
+
+    #[test]
+    fn the_earliest_worst_run_decides_before_any_comparison() {
+        let rollup = three_cells();
         assert_eq!(
             rollup.exit.text(),
             "exit 1: from cell ingress.version-v0.11 (expectation 'p99' failed)"
@@ -603,13 +608,7 @@ exit 1: from cell ingress.version-v0.11 (expectation 'p99' failed)
 
     #[test]
     fn markdown_links_each_cell_to_its_report_and_states_the_rule() {
-        let rollup = Rollup::new(
-            "hot-podding",
-            "scenarios/x.yaml",
-            vec!["ingress.version".to_owned()],
-            three(),
-            None,
-        );
+        let rollup = three_cells();
         let md = render_markdown(&rollup);
         assert!(md.starts_with("# Matrix: hot-podding\n\n`scenarios/x.yaml`, 3 cells over `ingress.version`.\n\n| # | cell | ingress.version | verdict | failed expectations | vs cell 1 | exit | reason |\n| --- |"), "{md}");
         assert!(
